@@ -1,0 +1,90 @@
+"""npgrad: PyTorch's autograd and grad modes, in pure Python on NumPy.
+
+>>> import npgrad as torch
+>>> x = torch.tensor([1.], requires_grad=True)
+>>> with torch.no_grad():
+...     y = x * 2
+>>> y.requires_grad
+False
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import _dtype
+from ._dtype import (bool_ as bool, double, float, float16, float32, float64,  # noqa: A001
+                     get_default_dtype, half, int, int8, int16, int32, int64, long, short,
+                     set_default_dtype, uint8)
+from ._dtype import dtype  # noqa: F401
+from ._device import device  # noqa: F401
+from ._size import Size  # noqa: F401
+from ._mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+from ._tensor import Tensor  # noqa: F401
+from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
+from ._creation import (  # noqa: F401
+    Generator, arange, as_tensor, default_generator, empty, empty_like, eye, from_numpy, full,
+    full_like, initial_seed, is_tensor, linspace, manual_seed, numel, ones, ones_like, rand,
+    rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,
+)
+from ._ops.pointwise import (  # noqa: F401
+    abs, absolute, add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil,
+    clamp, clamp_max, clamp_min, clip, cos, div, divide, eq, equal, exp, expm1, floor,
+    floor_divide, fmod, frac, ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan,
+    le, lerp, less, less_equal, log, log1p, log2, log10, logical_and, logical_not, logical_or,
+    logical_xor, lt, masked_fill, maximum, minimum, mul, multiply, ne, neg, negative,
+    not_equal, pow, reciprocal, relu, remainder, round, rsqrt, rsub, sigmoid, sign, sin, sqrt,
+    square, sub, subtract, tan, tanh, true_divide, trunc, where,
+)
+from ._ops.reduction import (  # noqa: F401
+    all, amax, amin, any, argmax, argmin, cumsum, logsumexp, log_softmax, max, mean, min,
+    norm, prod, softmax, std, sum, var,
+)
+from ._ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer  # noqa: F401
+from ._ops.shape import (  # noqa: F401
+    cat, chunk, clone, detach, diagonal, expand, flatten, flip, gather, index_select, narrow,
+    permute, repeat, reshape, select, split, squeeze, stack, t, transpose, unbind, unflatten,
+    unsqueeze,
+)
+from ._ops.indexing import nonzero  # noqa: F401
+from . import autograd  # noqa: E402,F401
+from .autograd.grad_mode import (  # noqa: E402,F401
+    enable_grad, inference_mode, no_grad, set_grad_enabled,
+)
+from .autograd.anomaly_mode import (  # noqa: E402,F401
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+)
+
+concat = concatenate = cat
+swapaxes = swapdims = transpose
+FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy names used in isinstance checks
+strided = "torch.strided"
+__version__ = "0.1.0"
+
+
+def is_inference(input: Tensor) -> bool:  # noqa: A002
+    return input.is_inference()
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    return input.is_floating_point()
+
+
+def result_type(tensor1: Any, tensor2: Any) -> _dtype.dtype:
+    from ._ops._core import as_array
+
+    return _dtype.from_np(_dtype.result_type_np((as_array(tensor1), as_array(tensor2))))
+
+
+def promote_types(type1: _dtype.dtype, type2: _dtype.dtype) -> _dtype.dtype:
+    return _dtype.from_np(_dtype._promote_pair(type1.np_dtype, type2.np_dtype))
+
+
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "demo")
+
+
+def __getattr__(name: str) -> Any:
+    # nn, optim and utils load on first use so that `import npgrad` stays fast.
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'npgrad' has no attribute '{name}'")

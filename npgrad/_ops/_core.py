@@ -1,0 +1,238 @@
+"""Shared machinery of the op layer: operand conversion, output wrapping and node recording.
+
+Note [The per-op path]
+Every op follows the same four steps, and nothing else:
+  1. turn the operands into NumPy arrays of the result dtype (``_dtype`` decides);
+  2. compute the result with NumPy;
+  3. read the grad mode once; if it is ``RECORDING`` and an input requires
+     grad, build the op's node (its class *is* the grad_fn type, e.g.
+     ``MulBackward0``) with one edge per input and save what its backward reads;
+  4. wrap the result: a non-leaf if recorded, else a plain leaf (an inference
+     tensor under inference mode).
+When grad is off or no input requires grad, step 3 costs one attribute read
+and one comparison: no node, no saved values, no closures.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._mode import _tls, RECORDING
+from .._tensor import Tensor, edge_of, wrap, wrap_result
+from ..autograd.graph import Node, SavedTensor
+from ._shape_util import broadcast_shapes
+
+ndarray = np.ndarray
+_new = object.__new__
+_SCALAR_TYPES = (int, float, bool)
+
+
+def is_tensor(x: Any) -> bool:
+    return type(x) is Tensor or isinstance(x, Tensor)
+
+
+def requires_grad(x: Any) -> bool:
+    return (type(x) is Tensor or isinstance(x, Tensor)) and x._requires_grad
+
+
+def as_array(x: Any) -> Any:
+    """A tensor's data, or a Python scalar unchanged."""
+    if type(x) is Tensor or isinstance(x, Tensor):
+        return x._data
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, _SCALAR_TYPES):
+        return x
+    raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
+
+
+def _int_scalar(value: int, dt: np.dtype) -> Any:
+    """A Python int converted to ``dt`` the way torch does: wrapping, never raising."""
+    info = np.iinfo(dt)
+    if info.min <= value <= info.max:
+        return value
+    return np.array(value).astype(dt)[()]
+
+
+def binary_arrays(a: Any, b: Any) -> tuple:
+    """NumPy operands of a binary op, cast to torch's result dtype (Note [Promotion in three tiers])."""
+    ad = a._data if (type(a) is Tensor or isinstance(a, Tensor)) else as_array(a)
+    bd = b._data if (type(b) is Tensor or isinstance(b, Tensor)) else as_array(b)
+    ta, tb = type(ad) is ndarray, type(bd) is ndarray
+    if ta and tb:
+        if ad.dtype == bd.dtype:
+            return ad, bd
+        rt = _dtype.result_type_np((ad, bd))
+        return ad.astype(rt, copy=False), bd.astype(rt, copy=False)
+    if ta:
+        return ad, _scalar_for(ad, bd)
+    if tb:
+        return _scalar_for(bd, ad), bd
+    rt = _dtype.result_type_np((ad, bd))
+    return np.asarray(ad, dtype=rt), np.asarray(bd, dtype=rt)
+
+
+def _scalar_for(arr: np.ndarray, s: Any) -> Any:
+    kind = arr.dtype.kind
+    ts = type(s)
+    if ts is float:
+        return s if kind == "f" else np.asarray(s, dtype=_dtype.get_default_dtype().np_dtype)
+    if ts is int:
+        if kind == "b":
+            return np.asarray(s, dtype=np.int64)
+        if kind == "f":
+            return s
+        return _int_scalar(s, arr.dtype)
+    return s  # bool: never raises the category
+
+
+def check_broadcast(*arrays: Any) -> None:
+    """Raise torch's broadcast error for shapes NumPy refused."""
+    shape: tuple = ()
+    for x in arrays:
+        if isinstance(x, np.ndarray):
+            shape = broadcast_shapes(shape, x.shape) if shape else x.shape
+    raise RuntimeError("shapes could not be broadcast")  # pragma: no cover
+
+
+def binary_compute(ufunc: Any, ad: Any, bd: Any) -> Any:
+    try:
+        return ufunc(ad, bd)
+    except ValueError:
+        _raise_broadcast(ad, bd)
+        raise
+
+
+def _raise_broadcast(ad: Any, bd: Any) -> None:
+    sa = getattr(ad, "shape", ())
+    sb = getattr(bd, "shape", ())
+    broadcast_shapes(sa, sb)
+
+
+def new_node(cls: type, edges: tuple, out: Any) -> Node:
+    """Allocate node ``cls`` with its edges and output metadata (no __init__ on the hot path)."""
+    node = _new(cls)
+    node._init_node(edges, ((out.shape, out.dtype),))
+    return node
+
+
+def unary(cls: Any, x: Tensor, out: Any) -> Tensor:
+    """Finish a one-input op: record ``cls`` (saving what it declares) or wrap plainly."""
+    mode = _tls.mode
+    if type(out) is not ndarray:
+        out = np.asarray(out)
+    if mode == RECORDING and x._requires_grad:
+        node = _new(cls)
+        node._init_node((edge_of(x),), ((out.shape, out.dtype),))
+        res = wrap_result(out, node)
+        if cls.saves_self:
+            node.self_ = SavedTensor(x)
+        if cls.saves_result:
+            node.result = SavedTensor(res, True)
+        return res
+    return wrap(out, mode)
+
+
+def binary(cls: Any, a: Any, b: Any, out: Any) -> Tensor:
+    """Finish a two-input op; ``cls.save(node, a, b, result)`` saves what backward needs."""
+    mode = _tls.mode
+    if type(out) is not ndarray:
+        out = np.asarray(out)
+    if mode == RECORDING and (requires_grad(a) or requires_grad(b)):
+        node = _new(cls)
+        node._init_node((edge_or_none(a), edge_or_none(b)), ((out.shape, out.dtype),))
+        res = wrap_result(out, node)
+        node.save(a, b, res)
+        return res
+    return wrap(out, mode)
+
+
+def edge_or_none(x: Any) -> tuple:
+    if type(x) is Tensor or isinstance(x, Tensor):
+        return edge_of(x)
+    return (None, 0)
+
+
+def record(cls: Any, inputs: tuple, out: Any, output_nr: int = 0) -> tuple:
+    """General recording for ops with any number of inputs: returns (result, node or None)."""
+    mode = _tls.mode
+    if type(out) is not ndarray:
+        out = np.asarray(out)
+    if mode == RECORDING:
+        for x in inputs:
+            if (type(x) is Tensor or isinstance(x, Tensor)) and x._requires_grad:
+                node = _new(cls)
+                node._init_node(tuple(edge_or_none(i) for i in inputs),
+                                ((out.shape, out.dtype),))
+                return wrap_result(out, node), node
+    return wrap(out, mode), None
+
+
+class UnaryNode(Node):
+    """Base of one-input pointwise nodes: ``self_`` and/or ``result`` may be saved."""
+
+    __slots__ = ("self_", "result")
+    _saved_fields = ("self_", "result")
+    saves_self = False
+    saves_result = False
+
+
+class BinaryNode(Node):
+    """Base of two-input nodes saving ``self_`` and/or ``other``."""
+
+    __slots__ = ("self_", "other")
+    _saved_fields = ("self_", "other")
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        pass
+
+
+def saved(node: Node, field: str) -> Any:
+    return getattr(node, field).unpack(node)
+
+
+# -- views --------------------------------------------------------------------------
+
+class ViewInfo:
+    """How a view was made: lets in-place writes on it be checked (and, later, replayed)."""
+
+    __slots__ = ("created_in_no_grad", "multi_output")
+
+    def __init__(self, created_in_no_grad: bool, multi_output: bool = False) -> None:
+        self.created_in_no_grad = created_in_no_grad
+        self.multi_output = multi_output
+
+
+def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False) -> tuple:
+    """Wrap ``out`` (a NumPy view of ``x._data``) as a view of ``x``: shared storage and counter.
+
+    Returns ``(view, node or None)``.  Note [Views made under no_grad]: a view of
+    a tensor that requires grad, made while not recording, still reports
+    ``requires_grad=True`` (as torch's does) and remembers that it was made so,
+    because an in-place write to it with grad on is an error.
+    """
+    from .._tensor import INFERENCE_COUNTER, TensorExtra, version_counter, _make
+
+    mode = _tls.mode
+    if type(out) is not ndarray:
+        out = np.asarray(out)
+    vc = x._vc
+    if vc is not INFERENCE_COUNTER:
+        vc = version_counter(x)
+    node = None
+    if mode == RECORDING and x._requires_grad:
+        node = _new(cls)
+        node._init_node((edge_of(x),), ((out.shape, out.dtype),))
+        res = _make(Tensor, out, node, True, vc)
+    else:
+        res = _make(Tensor, out, None, x._requires_grad and vc is not INFERENCE_COUNTER, vc)
+    base = x._base
+    res._base = x if base is None else base
+    if (node is None and x._requires_grad) or multi_output:
+        extra = res._extra = TensorExtra()
+        extra.view_info = ViewInfo(node is None and x._requires_grad, multi_output)
+    return res, node

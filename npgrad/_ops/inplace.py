@@ -1,0 +1,363 @@
+"""In-place ops (``add_``, ``x -= y``, ``zero_`` ...): torch's checks, version bumps and history.
+
+Note [In-place ops]
+An in-place op is its out-of-place op plus a write-back:
+* checks first (torch's errors, in torch's order): inference tensors outside
+  inference mode; with recording on, leaves that require grad (or views of
+  them), views made under no_grad, outputs of multi-output views;
+* when nothing is recorded (grad off, or nothing requires grad) NumPy writes
+  straight into the storage (``out=``), the cheapest update an optimizer step
+  can get;
+* when recorded, the out-of-place op runs on an *alias* of the tensor's old
+  state (same data, same history).  If its node saved that old value, the
+  alias gets a private copy first, so backward sees the value from before the
+  write, as torch's saved ``original_self``.  The tensor then takes the
+  node as its ``grad_fn``;
+* every in-place op bumps the version counter exactly once.
+A recorded in-place write through a view of a tensor that is part of a graph
+goes through ``_ops.views`` (torch's CopySlices).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _dtype
+from .._mode import _tls, INFERENCE, RECORDING
+from .._tensor import INFERENCE_COUNTER, Tensor, _make, bump_version, version_counter
+from ..autograd.graph import SavedTensor
+from . import pointwise as pw
+from ._core import as_array, binary_arrays, requires_grad
+
+LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_MSG = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+NO_GRAD_VIEW_MSG = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked)."
+)
+INFERENCE_INPLACE_MSG = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
+def check_inplace(self: Tensor, mode: int) -> None:
+    """Raise torch's error if ``self`` may not be written in place under ``mode``."""
+    if self._vc is INFERENCE_COUNTER and not mode & INFERENCE:
+        raise RuntimeError(INFERENCE_INPLACE_MSG)
+    if mode != RECORDING:
+        return
+    base = self._base
+    if base is None:
+        if self._requires_grad and self._grad_fn is None:
+            raise RuntimeError(LEAF_MSG)
+        return
+    if base._requires_grad and base._grad_fn is None:
+        raise RuntimeError(VIEW_OF_LEAF_MSG)
+    extra = self._extra
+    info = extra.view_info if extra is not None else None
+    if info is not None:
+        if info.multi_output and self._grad_fn is not None:
+            name = self._grad_fn.name()
+            stripped = name[:name.rfind("Backward")] if "Backward" in name else name
+            raise RuntimeError(
+                f"Output {self._output_nr} of {stripped} is a view and is being modified "
+                "inplace. This view is the output of a function that returns multiple views. "
+                "Such functions do not allow the output views to be modified inplace. You "
+                "should replace the inplace operation by an out-of-place one.")
+        if info.created_in_no_grad:
+            raise RuntimeError(NO_GRAD_VIEW_MSG)
+
+
+def _check_castable(result: np.dtype, target: np.dtype) -> None:
+    if _dtype.category_of_np(result) > _dtype.category_of_np(target):
+        raise RuntimeError(f"result type {_dtype.from_np(result).scalar_name} can't be cast to "
+                           f"the desired output type {_dtype.from_np(target).scalar_name}")
+
+
+def _check_shape(result_shape: tuple, target_shape: tuple) -> None:
+    if result_shape != target_shape:
+        raise RuntimeError(
+            f"output with shape [{', '.join(map(str, target_shape))}] doesn't match the "
+            f"broadcast shape [{', '.join(map(str, result_shape))}]")
+
+
+def write_inplace(self: Tensor, values: np.ndarray) -> None:
+    """Store ``values`` into ``self``'s storage (torch's dtype and shape rules)."""
+    data = self._data
+    _check_castable(values.dtype, data.dtype)
+    if values.shape != data.shape:
+        try:
+            shape = np.broadcast_shapes(values.shape, data.shape)
+        except ValueError:
+            shape = values.shape
+        _check_shape(shape, data.shape)
+    np.copyto(data, values, casting="unsafe")
+
+
+def _alias(self: Tensor) -> Tensor:
+    """A new tensor object with ``self``'s data and history but a counter of its own."""
+    t = _make(Tensor, self._data, self._grad_fn, self._requires_grad, None)
+    t._output_nr = self._output_nr
+    return t
+
+
+def apply_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> Tensor:
+    """Run out-of-place ``op(self, *args)`` and make its result ``self``'s new value."""
+    mode = _tls.mode
+    check_inplace(self, mode)
+    if mode == RECORDING and (self._requires_grad or any(requires_grad(a) for a in args)):
+        if self._base is not None:
+            from .views import inplace_on_view
+
+            return inplace_on_view(self, op, args, kwargs)
+        old = _alias(self)
+        res = op(old, *args, **kwargs)
+        write_inplace(self, res._data)
+        adopt_result(self, old, res)
+        return self
+    res = op(self, *args, **kwargs)
+    write_inplace(self, res._data)
+    bump_version(self)
+    return self
+
+
+def adopt_result(self: Tensor, old: Tensor, res: Tensor) -> None:
+    """Give ``self`` the history of ``res`` (computed from ``old``) after the write-back."""
+    node = res._grad_fn
+    bump_version(self)
+    if node is None:
+        return
+    for field in node._saved_fields:
+        saved = getattr(node, field, None)
+        if type(saved) is not SavedTensor:
+            continue
+        if saved._tensor is old:
+            old._data = old._data.copy()  # keep the value from before the write
+        elif saved._is_output:
+            saved._data = self._data
+            saved._vc = version_counter(self)
+            saved._version = saved._vc.version
+    self._grad_fn = node
+    self._output_nr = res._output_nr
+    self._requires_grad = True
+
+
+def _fast_ufunc(self: Tensor, ufunc: Any, other: Any) -> Tensor | None:
+    """Grad-free in-place arithmetic written straight into the storage."""
+    mode = _tls.mode
+    if mode == RECORDING and (self._requires_grad or requires_grad(other)):
+        return None
+    check_inplace(self, mode)
+    data = self._data
+    ad, bd = binary_arrays(self, other)
+    rt = ad.dtype if isinstance(ad, np.ndarray) else data.dtype
+    _check_castable(rt, data.dtype)
+    if isinstance(bd, np.ndarray) and bd.shape != data.shape:
+        try:
+            shape = np.broadcast_shapes(bd.shape, data.shape)
+        except ValueError:
+            from ._shape_util import broadcast_shapes
+
+            broadcast_shapes(data.shape, bd.shape)
+            raise
+        _check_shape(shape, data.shape)
+    ufunc(data, bd, out=data, casting="unsafe")
+    bump_version(self)
+    return self
+
+
+def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    if alpha == 1 and self._data.dtype.kind == "f":
+        done = _fast_ufunc(self, np.add, other)
+        if done is not None:
+            return done
+    return apply_inplace(self, pw.add, other, alpha=alpha)
+
+
+def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    if alpha == 1 and self._data.dtype.kind == "f":
+        done = _fast_ufunc(self, np.subtract, other)
+        if done is not None:
+            return done
+    return apply_inplace(self, pw.sub, other, alpha=alpha)
+
+
+def mul_(self: Tensor, other: Any) -> Tensor:
+    if self._data.dtype.kind == "f":
+        done = _fast_ufunc(self, np.multiply, other)
+        if done is not None:
+            return done
+    return apply_inplace(self, pw.mul, other)
+
+
+def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    return apply_inplace(self, pw.div, other, rounding_mode=rounding_mode)
+
+
+def pow_(self: Tensor, exponent: Any) -> Tensor:
+    return apply_inplace(self, pw.pow, exponent)
+
+
+def neg_(self: Tensor) -> Tensor:
+    return apply_inplace(self, pw.neg)
+
+
+def exp_(self: Tensor) -> Tensor:
+    return apply_inplace(self, pw.exp)
+
+
+def sqrt_(self: Tensor) -> Tensor:
+    return apply_inplace(self, pw.sqrt)
+
+
+def sigmoid_(self: Tensor) -> Tensor:
+    return apply_inplace(self, pw.sigmoid)
+
+
+def tanh_(self: Tensor) -> Tensor:
+    return apply_inplace(self, pw.tanh)
+
+
+def relu_(self: Tensor) -> Tensor:
+    return apply_inplace(self, pw.relu)
+
+
+def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    return apply_inplace(self, pw.clamp, min, max)
+
+
+def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    return apply_inplace(self, pw.masked_fill, mask, value)
+
+
+class FillBackward0(pw.UnaryNode):
+    """fill_ / zero_: the old value is gone, so no gradient reaches it."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return None,
+
+
+class FillBackward1(pw.BinaryNode):
+    """fill_ with a 0-dim tensor value: all of the gradient goes to the value."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return None, (grad.sum() if self.next_functions[1][0] is not None else None)
+
+
+class ZeroBackward0(FillBackward0):
+    __slots__ = ()
+
+
+def _filled(node_cls: Any, input: Tensor, value: Any) -> Tensor:
+    from ._core import binary, unary
+
+    d = input._data
+    v = as_array(value)
+    out = np.full(d.shape, v.reshape(()) if isinstance(v, np.ndarray) else v).astype(d.dtype)
+    if isinstance(value, Tensor):
+        return binary(FillBackward1, input, value, out)
+    return unary(node_cls, input, out)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value._data.ndim} dimensions.")
+    return apply_inplace(self, _fill_value, value)
+
+
+def _fill_value(input: Tensor, value: Any) -> Tensor:
+    return _filled(FillBackward0, input, value)
+
+
+def _fill_zero(input: Tensor) -> Tensor:
+    return _filled(ZeroBackward0, input, 0)
+
+
+def zero_(self: Tensor) -> Tensor:
+    return apply_inplace(self, _fill_zero)
+
+
+class CopyBackwards(pw.BinaryNode):
+    """copy_: gradient goes to the source (summed if it was broadcast), none to the old value."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return None, (grad if self.next_functions[1][0] is not None else None)
+
+    def name(self) -> str:
+        return "CopyBackwards"
+
+
+def _copied(input: Tensor, src: Any) -> Tensor:
+    from ._core import binary
+
+    d = input._data
+    s = as_array(src)
+    try:
+        out = np.array(np.broadcast_to(s, d.shape), dtype=d.dtype)
+    except ValueError:
+        from ._shape_util import broadcast_shapes
+
+        broadcast_shapes(d.shape, np.shape(s))
+        raise
+    return binary(CopyBackwards, input, src, out)
+
+
+def copy_(self: Tensor, src: Any) -> Tensor:
+    mode = _tls.mode
+    check_inplace(self, mode)
+    if not (mode == RECORDING and (self._requires_grad or requires_grad(src))):
+        s = as_array(src)
+        try:
+            np.copyto(self._data, np.broadcast_to(s, self._data.shape), casting="unsafe")
+        except ValueError:
+            from ._shape_util import broadcast_shapes
+
+            broadcast_shapes(self._data.shape, np.shape(s))
+            raise
+        bump_version(self)
+        return self
+    return apply_inplace(self, _copied, src)
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+    from .._creation import _rng
+
+    return _random_fill(self, _rng(generator).uniform(a, b, self._data.shape))
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+    from .._creation import _rng
+
+    return _random_fill(self, _rng(generator).normal(mean, std, self._data.shape))
+
+
+def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
+    mode = _tls.mode
+    check_inplace(self, mode)
+    if mode == RECORDING and self._requires_grad:
+        return _recorded_fill(self, values)
+    np.copyto(self._data, values, casting="unsafe")
+    bump_version(self)
+    return self
+
+
+def _recorded_fill(self: Tensor, values: np.ndarray) -> Tensor:
+    def fill_with(x: Tensor) -> Tensor:
+        res = _filled(FillBackward0, x, 0)
+        res._data[...] = values
+        return res
+
+    return apply_inplace(self, fill_with)

@@ -1,0 +1,1043 @@
+"""Pointwise ops: each node class is one op's grad_fn, its forward and backward side by side.
+
+Backward rules are written in npgrad's own ops, so they are differentiable when
+the engine runs them with ``create_graph=True`` (Note [The per-op path]).
+Broadcasting is undone by the engine, not here: a rule may return a gradient of
+the broadcast shape and the engine sums it down to the input's shape.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._mode import _tls
+from .._tensor import Tensor, wrap
+from ._core import (BinaryNode, Node, SavedTensor, UnaryNode, as_array, binary, binary_arrays,
+                    binary_compute, is_tensor, record, requires_grad, saved, unary)
+
+_float_np = _dtype.float_result_np
+
+
+def _float_data(x: Tensor) -> np.ndarray:
+    """Input of a floating-only op (exp, sqrt, ...): ints become the default float dtype."""
+    d = x._data
+    return d if d.dtype.kind == "f" else d.astype(_dtype.get_default_dtype().np_dtype)
+
+
+def _unary_float(cls: Any, ufunc: Any, x: Tensor) -> Tensor:
+    with np.errstate(all="ignore"):
+        return unary(cls, x, ufunc(_float_data(x)))
+
+
+# -- add / sub / rsub ------------------------------------------------------------
+
+class AddBackward0(BinaryNode):
+    __slots__ = ("alpha",)
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.alpha = 1
+
+    def backward(self, grad: Tensor) -> tuple:
+        alpha = self.alpha
+        return grad, (grad if alpha == 1 else grad * alpha)
+
+
+class SubBackward0(AddBackward0):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        alpha = self.alpha
+        return grad, (-grad if alpha == 1 else grad * -alpha)
+
+
+def _check_alpha(a: np.ndarray, b: Any, alpha: Any) -> None:
+    if isinstance(alpha, float) and a.dtype.kind != "f" and getattr(b, "dtype", np.dtype("f")).kind != "f":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
+def _add_like(cls: Any, ufunc: Any, input: Any, other: Any, alpha: Any) -> Tensor:
+    ad, bd = binary_arrays(input, other)
+    if alpha != 1:
+        _check_alpha(ad, bd, alpha)
+        bd = bd * alpha if isinstance(bd, np.ndarray) else np.asarray(bd * alpha, ad.dtype)
+        if isinstance(bd, np.ndarray) and isinstance(ad, np.ndarray) and bd.dtype != ad.dtype:
+            bd = bd.astype(np.result_type(ad, bd), copy=False)
+    res = binary(cls, input, other, binary_compute(ufunc, ad, bd))
+    if alpha != 1 and res._grad_fn is not None:
+        res._grad_fn.alpha = alpha
+    return res
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input + alpha * other`` (grad_fn ``AddBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.add(npgrad.tensor([1., 2.]), 1)
+    tensor([2., 3.])
+    """
+    if not is_tensor(input):
+        input, other = other, input
+    return _add_like(AddBackward0, np.add, input, other, alpha)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input - alpha * other`` (grad_fn ``SubBackward0``)."""
+    _check_bool_sub(input, other)
+    return _add_like(SubBackward0, np.subtract, input, other, alpha)
+
+
+subtract = sub
+
+
+def _check_bool_sub(a: Any, b: Any) -> None:
+    if is_tensor(a) and is_tensor(b) and a._data.dtype.kind == "b" and b._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+
+
+class RsubBackward1(UnaryNode):
+    __slots__ = ("alpha",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        return (-grad if self.alpha == 1 else grad * -self.alpha),
+
+
+def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input`` for a Python scalar ``other`` (grad_fn ``RsubBackward1``)."""
+    if is_tensor(other):
+        return sub(other, input, alpha=alpha)
+    ad, bd = binary_arrays(input, other)
+    res = unary(RsubBackward1, input, np.subtract(bd, ad * alpha if alpha != 1 else ad))
+    if res._grad_fn is not None:
+        res._grad_fn.alpha = alpha
+    return res
+
+
+# -- mul / div -------------------------------------------------------------------
+
+class MulBackward0(BinaryNode):
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        if self.next_functions[0][0] is not None:
+            self.other = SavedTensor(b)
+        if self.next_functions[1][0] is not None:
+            self.self_ = SavedTensor(a)
+
+    def backward(self, grad: Tensor) -> tuple:
+        ga = grad * saved(self, "other") if self.next_functions[0][0] is not None else None
+        gb = grad * saved(self, "self_") if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+def mul(input: Any, other: Any) -> Tensor:
+    """Elementwise product (grad_fn ``MulBackward0``).
+
+    >>> import npgrad
+    >>> x = npgrad.tensor([1.], requires_grad=True)
+    >>> x * 2
+    tensor([2.], grad_fn=<MulBackward0>)
+    """
+    if not is_tensor(input):
+        input, other = other, input
+    ad, bd = binary_arrays(input, other)
+    return binary(MulBackward0, input, other, binary_compute(np.multiply, ad, bd))
+
+
+multiply = mul
+
+
+class DivBackward0(BinaryNode):
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.other = SavedTensor(b)
+        if self.next_functions[1][0] is not None:
+            self.self_ = SavedTensor(a)
+
+    def backward(self, grad: Tensor) -> tuple:
+        other = saved(self, "other")
+        ga = grad / other if self.next_functions[0][0] is not None else None
+        gb = None
+        if self.next_functions[1][0] is not None:
+            gb = -grad * saved(self, "self_") / (other * other)
+        return ga, gb
+
+
+class DivBackward2(BinaryNode):
+    """Division with a rounding mode: piecewise constant, so the gradient is zero."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return (zeros_like_grad(grad) if self.next_functions[0][0] is not None else None,
+                zeros_like_grad(grad) if self.next_functions[1][0] is not None else None)
+
+
+def zeros_like_grad(grad: Tensor) -> Tensor:
+    return grad * 0
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """True division (int / int gives the default float dtype); grad_fn ``DivBackward0``."""
+    ad, bd = binary_arrays(input, other)
+    if rounding_mode is not None:
+        return _rounding_div(input, other, ad, bd, rounding_mode)
+    ad_f = _as_float_operand(ad)
+    bd_f = _as_float_operand(bd) if not isinstance(ad_f, float) else bd
+    if isinstance(ad_f, np.ndarray) and isinstance(bd_f, np.ndarray) and ad_f.dtype != bd_f.dtype:
+        bd_f = bd_f.astype(ad_f.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = binary_compute(np.true_divide, ad_f, bd_f)
+    if not is_tensor(input):  # scalar / tensor: torch computes other.reciprocal() * input
+        return mul(reciprocal(other), input) if requires_grad(other) else binary(
+            DivBackward0, input, other, out)
+    return binary(DivBackward0, input, other, out)
+
+
+def _as_float_operand(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return x if x.dtype.kind == "f" else x.astype(_dtype.get_default_dtype().np_dtype)
+    if isinstance(x, (bool, int)):
+        return float(x)
+    return x
+
+
+def _rounding_div(input: Any, other: Any, ad: Any, bd: Any, mode: str) -> Tensor:
+    if mode not in ("floor", "trunc"):
+        raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{mode}'")
+    _check_int_zero_division(bd, ad)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if mode == "floor":
+            out = binary_compute(np.floor_divide, ad, bd)
+        else:
+            q = binary_compute(np.true_divide, ad, bd)
+            out = np.trunc(q)
+            if isinstance(ad, np.ndarray) and ad.dtype.kind in "iu":
+                out = out.astype(ad.dtype)
+    return binary(DivBackward2, input, other, out)
+
+
+def _check_int_zero_division(bd: Any, ad: Any) -> None:
+    kind = getattr(ad, "dtype", np.dtype("f")).kind
+    if kind in "iu" and np.any(np.asarray(bd) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def rdiv(input: Tensor, other: Any) -> Tensor:
+    """``other / input`` for a Python scalar ``other``: torch records it as reciprocal then mul."""
+    return div(other, input)
+
+
+def true_divide(input: Any, other: Any) -> Tensor:
+    return div(input, other)
+
+
+divide = div
+
+
+class NotImplemented(Node):  # noqa: A001 - torch names this node torch::autograd::NotImplemented
+    """floor_divide has no derivative in torch; backward through it raises."""
+
+    __slots__ = ("_op",)
+
+    def name(self) -> str:
+        return "torch::autograd::NotImplemented"
+
+    def backward(self, grad: Tensor) -> tuple:
+        raise RuntimeError(f"derivative for {self._op} is not implemented")
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    """Floor division; not differentiable in torch (its grad_fn raises in backward)."""
+    ad, bd = binary_arrays(input, other)
+    _check_int_zero_division(bd, ad)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = binary_compute(np.floor_divide, ad, bd)
+    res, node = record(NotImplemented, (input, other), out)
+    if node is not None:
+        node._op = "aten::floor_divide"
+    return res
+
+
+class RemainderBackward0(UnaryNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad,
+
+
+class RemainderBackward1(BinaryNode):
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        if self.next_functions[1][0] is not None:
+            self.self_ = SavedTensor(a)
+            self.other = SavedTensor(b)
+
+    def backward(self, grad: Tensor) -> tuple:
+        gb = None
+        if self.next_functions[1][0] is not None:
+            gb = -grad * floor_divide(saved(self, "self_"), saved(self, "other"))
+        return grad if self.next_functions[0][0] is not None else None, gb
+
+
+def remainder(input: Any, other: Any) -> Tensor:
+    """Python-style modulus (sign of the divisor); grad_fn ``RemainderBackward0/1``."""
+    ad, bd = binary_arrays(input, other)
+    _check_int_zero_division(bd, ad)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = binary_compute(np.remainder, ad, bd)
+    if is_tensor(other):
+        return binary(RemainderBackward1, input, other, out)
+    return unary(RemainderBackward0, input, out)
+
+
+class FmodBackward0(RemainderBackward0):
+    __slots__ = ()
+
+
+def fmod(input: Tensor, other: Any) -> Tensor:
+    """C-style modulus (sign of the dividend)."""
+    ad, bd = binary_arrays(input, other)
+    _check_int_zero_division(bd, ad)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return unary(FmodBackward0, input, binary_compute(np.fmod, ad, bd))
+
+
+# -- pow -----------------------------------------------------------------------------
+
+class PowBackward0(UnaryNode):
+    """``self ** exponent`` with a scalar exponent."""
+
+    __slots__ = ("exponent",)
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        e = self.exponent
+        if e == 0:
+            return grad * 0,
+        x = saved(self, "self_")
+        return grad * e * x ** (e - 1),
+
+
+class PowBackward1(BinaryNode):
+    """``self ** exponent`` with both tensors."""
+
+    __slots__ = ("result",)
+    _saved_fields = ("self_", "other", "result")
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_ = SavedTensor(a)
+        self.other = SavedTensor(b)
+        if self.next_functions[1][0] is not None:
+            self.result = SavedTensor(result, True)
+
+    def backward(self, grad: Tensor) -> tuple:
+        x, e = saved(self, "self_"), saved(self, "other")
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = where(e == 0, 0.0, grad * e * x ** (e - 1))
+        if self.next_functions[1][0] is not None:
+            r = saved(self, "result")
+            gb = where((x == 0) & (e >= 0), 0.0, grad * r * log(x))
+        return ga, gb
+
+
+class PowBackward2(UnaryNode):
+    """``scalar ** exponent``: d/de = result * log(base)."""
+
+    __slots__ = ("base",)
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        b = self.base
+        if b == 0:
+            return grad * where(saved(self, "result") == 0, 0.0, 0.0),
+        return grad * saved(self, "result") * float(np.log(b)),
+
+
+def pow(input: Any, exponent: Any) -> Tensor:
+    """``input ** exponent``; PowBackward0 (scalar exponent), 1 (tensors), 2 (scalar base).
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., 2.]) ** 2
+    tensor([1., 4.])
+    """
+    ad, bd = binary_arrays(input, exponent)
+    _check_int_negative_power(ad, bd)
+    with np.errstate(all="ignore"):
+        out = binary_compute(np.power, ad, bd)
+    if not is_tensor(input):
+        res = unary(PowBackward2, exponent, out)
+        if res._grad_fn is not None:
+            res._grad_fn.base = input
+        return res
+    if not is_tensor(exponent):
+        res = unary(PowBackward0, input, out)
+        if res._grad_fn is not None:
+            res._grad_fn.exponent = exponent
+        return res
+    return binary(PowBackward1, input, exponent, out)
+
+
+def _check_int_negative_power(ad: Any, bd: Any) -> None:
+    kind = ad.dtype.kind if isinstance(ad, np.ndarray) else np.asarray(ad).dtype.kind
+    if kind in "iub" and np.any(np.asarray(bd) < 0) and np.asarray(bd).dtype.kind in "iu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def square(input: Tensor) -> Tensor:
+    return pow(input, 2)
+
+
+# -- one-input ops -----------------------------------------------------------------------
+
+class NegBackward0(UnaryNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return -grad,
+
+
+def neg(input: Tensor) -> Tensor:
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return unary(NegBackward0, input, np.negative(input._data))
+
+
+negative = neg
+
+
+class ReciprocalBackward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        r = saved(self, "result")
+        return -grad * r * r,
+
+
+def reciprocal(input: Tensor) -> Tensor:
+    return _unary_float(ReciprocalBackward0, np.reciprocal, input)
+
+
+class AbsBackward0(UnaryNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * sign(saved(self, "self_")),
+
+
+def abs(input: Tensor) -> Tensor:  # noqa: A001
+    return unary(AbsBackward0, input, np.abs(input._data))
+
+
+absolute = abs
+
+
+class SignBackward0(UnaryNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * 0,
+
+
+def sign(input: Tensor) -> Tensor:
+    return unary(SignBackward0, input, np.sign(input._data))
+
+
+class ExpBackward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * saved(self, "result"),
+
+
+def exp(input: Tensor) -> Tensor:
+    return _unary_float(ExpBackward0, np.exp, input)
+
+
+class LogBackward0(UnaryNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad / saved(self, "self_"),
+
+
+def log(input: Tensor) -> Tensor:
+    return _unary_float(LogBackward0, np.log, input)
+
+
+class Log2Backward0(UnaryNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad / (saved(self, "self_") * float(np.log(2.0))),
+
+
+def log2(input: Tensor) -> Tensor:
+    return _unary_float(Log2Backward0, np.log2, input)
+
+
+class Log10Backward0(UnaryNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad / (saved(self, "self_") * float(np.log(10.0))),
+
+
+def log10(input: Tensor) -> Tensor:
+    return _unary_float(Log10Backward0, np.log10, input)
+
+
+class Log1PBackward0(UnaryNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad / (saved(self, "self_") + 1),
+
+
+def log1p(input: Tensor) -> Tensor:
+    return _unary_float(Log1PBackward0, np.log1p, input)
+
+
+class Expm1Backward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * (saved(self, "result") + 1),
+
+
+def expm1(input: Tensor) -> Tensor:
+    return _unary_float(Expm1Backward0, np.expm1, input)
+
+
+class SqrtBackward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad / (saved(self, "result") * 2),
+
+
+def sqrt(input: Tensor) -> Tensor:
+    return _unary_float(SqrtBackward0, np.sqrt, input)
+
+
+class RsqrtBackward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        r = saved(self, "result")
+        return grad * (r * r * r) * -0.5,
+
+
+def _np_rsqrt(x: np.ndarray) -> np.ndarray:
+    return np.reciprocal(np.sqrt(x))
+
+
+def rsqrt(input: Tensor) -> Tensor:
+    return _unary_float(RsqrtBackward0, _np_rsqrt, input)
+
+
+class SinBackward0(UnaryNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * cos(saved(self, "self_")),
+
+
+def sin(input: Tensor) -> Tensor:
+    return _unary_float(SinBackward0, np.sin, input)
+
+
+class CosBackward0(UnaryNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * -sin(saved(self, "self_")),
+
+
+def cos(input: Tensor) -> Tensor:
+    return _unary_float(CosBackward0, np.cos, input)
+
+
+class TanBackward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        r = saved(self, "result")
+        return grad * (r * r + 1),
+
+
+def tan(input: Tensor) -> Tensor:
+    return _unary_float(TanBackward0, np.tan, input)
+
+
+class TanhBackward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        r = saved(self, "result")
+        return grad * (1 - r * r),
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _unary_float(TanhBackward0, np.tanh, input)
+
+
+class SigmoidBackward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        r = saved(self, "result")
+        return grad * r * (1 - r),
+
+
+def _np_sigmoid(x: np.ndarray) -> np.ndarray:
+    # exp of a negative argument only, so large |x| neither overflows nor warns.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _unary_float(SigmoidBackward0, _np_sigmoid, input)
+
+
+class ReluBackward0(UnaryNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * (saved(self, "result") > 0),
+
+
+def relu(input: Tensor) -> Tensor:
+    d = input._data
+    return unary(ReluBackward0, input, np.maximum(d, d.dtype.type(0)))
+
+
+class _ZeroGradUnary(UnaryNode):
+    """Piecewise-constant ops (floor, ceil, round, trunc): zero gradient, as in torch."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * 0,
+
+
+class FloorBackward0(_ZeroGradUnary):
+    __slots__ = ()
+
+
+class CeilBackward0(_ZeroGradUnary):
+    __slots__ = ()
+
+
+class RoundBackward0(_ZeroGradUnary):
+    __slots__ = ()
+
+
+class RoundBackward1(_ZeroGradUnary):
+    __slots__ = ()
+
+
+class TruncBackward0(_ZeroGradUnary):
+    __slots__ = ()
+
+
+def _integral_noop(input: Tensor, np_fn: Any, cls: Any) -> Tensor:
+    d = input._data
+    if d.dtype.kind != "f":
+        return wrap(d.copy(), _tls.mode)
+    return unary(cls, input, np_fn(d))
+
+
+def floor(input: Tensor) -> Tensor:
+    return _integral_noop(input, np.floor, FloorBackward0)
+
+
+def ceil(input: Tensor) -> Tensor:
+    return _integral_noop(input, np.ceil, CeilBackward0)
+
+
+def trunc(input: Tensor) -> Tensor:
+    return _integral_noop(input, np.trunc, TruncBackward0)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
+    if decimals:
+        return unary(RoundBackward1, input, np.round(input._data, decimals))
+    return _integral_noop(input, np.rint, RoundBackward0)
+
+
+class FracBackward0(UnaryNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad,
+
+
+def frac(input: Tensor) -> Tensor:
+    d = input._data
+    return unary(FracBackward0, input, d - np.trunc(d))
+
+
+# -- clamp -------------------------------------------------------------------------------
+
+class ClampBackward1(UnaryNode):
+    """clamp with scalar bounds: gradient passes where min <= x <= max."""
+
+    __slots__ = ("min", "max")
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        mask = None
+        if self.min is not None:
+            mask = x >= self.min
+        if self.max is not None:
+            upper = x <= self.max
+            mask = upper if mask is None else mask & upper
+        return grad * mask,
+
+
+class ClampMinBackward0(ClampBackward1):
+    __slots__ = ()
+
+
+class ClampMaxBackward0(ClampBackward1):
+    __slots__ = ()
+
+
+class ClampBackward0(Node):
+    """clamp with tensor bounds: inputs (self, min, max)."""
+
+    __slots__ = ("self_", "min", "max")
+    _saved_fields = ("self_", "min", "max")
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        lo = saved(self, "min") if self.min is not None else None
+        hi = saved(self, "max") if self.max is not None else None
+        in_range = None
+        if lo is not None:
+            in_range = x >= lo
+        if hi is not None:
+            below = x <= hi
+            in_range = below if in_range is None else in_range & below
+        zero = grad * 0
+        gx = where(in_range, grad, zero) if self.next_functions[0][0] is not None else None
+        gmin = gmax = None
+        if lo is not None and self.next_functions[1][0] is not None:
+            gmin = where(x < lo, grad, zero)
+        if hi is not None and self.next_functions[2][0] is not None:
+            gmax = where((x > hi) & ((x >= lo) if lo is not None else True), grad, zero) \
+                if lo is not None else where(x > hi, grad, zero)
+        return gx, gmin, gmax
+
+
+def _clamp_scalar(cls: Any, input: Tensor, lo: Any, hi: Any) -> Tensor:
+    d = input._data
+    out_dt = _dtype.result_type_np(tuple(v for v in (d, lo, hi) if v is not None))
+    out = d.astype(out_dt, copy=False)
+    if lo is not None:
+        out = np.maximum(out, np.asarray(lo, out_dt))
+    if hi is not None:
+        out = np.minimum(out, np.asarray(hi, out_dt))
+    if out is d:
+        out = d.copy()
+    res = unary(cls, input, out)
+    node = res._grad_fn
+    if node is not None:
+        node.min, node.max = lo, hi
+    return res
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Clamp into [min, max]; ``ClampBackward1`` for scalar bounds, ``ClampBackward0`` for tensors."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if not is_tensor(min) and not is_tensor(max):
+        return _clamp_scalar(ClampBackward1, input, min, max)
+    d = input._data
+    lo = as_array(min) if min is not None else None
+    hi = as_array(max) if max is not None else None
+    out = d
+    if lo is not None:
+        out = np.maximum(out, lo)
+    if hi is not None:
+        out = np.minimum(out, hi)
+    out = out.astype(_dtype.result_type_np(tuple(v for v in (d, lo, hi) if v is not None)),
+                     copy=False)
+    res, node = record(ClampBackward0, (input, min, max), out)
+    if node is not None:
+        node.self_ = SavedTensor(input)
+        node.min = SavedTensor(min) if min is not None else None
+        node.max = SavedTensor(max) if max is not None else None
+    return res
+
+
+clip = clamp
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
+    if is_tensor(min):
+        return clamp(input, min, None)
+    return _clamp_scalar(ClampMinBackward0, input, min, None)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
+    if is_tensor(max):
+        return clamp(input, None, max)
+    return _clamp_scalar(ClampMaxBackward0, input, None, max)
+
+
+# -- maximum / minimum / where / masked_fill / lerp ----------------------------------------
+
+class MaximumBackward0(BinaryNode):
+    """Ties split the gradient evenly between the two inputs, as in torch."""
+
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_ = SavedTensor(a)
+        self.other = SavedTensor(b)
+
+    def _masks(self) -> tuple:
+        a, b = saved(self, "self_"), saved(self, "other")
+        return (a > b), (a == b)
+
+    def backward(self, grad: Tensor) -> tuple:
+        wins, ties = self._masks()
+        half = grad * ties * 0.5
+        ga = grad * wins + half if self.next_functions[0][0] is not None else None
+        gb = grad * logical_not(wins | ties) + half if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+class MinimumBackward0(MaximumBackward0):
+    __slots__ = ()
+
+    def _masks(self) -> tuple:
+        a, b = saved(self, "self_"), saved(self, "other")
+        return (a < b), (a == b)
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    ad, bd = binary_arrays(input, other)
+    return binary(MaximumBackward0, input, other, binary_compute(np.maximum, ad, bd))
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    ad, bd = binary_arrays(input, other)
+    return binary(MinimumBackward0, input, other, binary_compute(np.minimum, ad, bd))
+
+
+class WhereBackward0(Node):
+    __slots__ = ("condition",)
+    _saved_fields = ("condition",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        cond = saved(self, "condition")
+        zero = grad * 0
+        ga = where(cond, grad, zero) if self.next_functions[0][0] is not None else None
+        gb = where(cond, zero, grad) if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """Pick ``input`` where ``condition`` holds, else ``other`` (grad_fn ``WhereBackward0``)."""
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    cond = condition._data
+    if cond.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_dtype.from_np(cond.dtype).scalar_name}")
+    ad, bd = binary_arrays(input, other)
+    try:
+        out = np.where(cond, ad, bd)
+    except ValueError:
+        from ._shape_util import broadcast_shapes
+
+        broadcast_shapes(broadcast_shapes(cond.shape, np.shape(ad)), np.shape(bd))
+        raise
+    res, node = record(WhereBackward0, (input, other), out)
+    if node is not None:
+        node.condition = SavedTensor(condition)
+    return res
+
+
+class MaskedFillBackward0(UnaryNode):
+    __slots__ = ("mask",)
+    _saved_fields = ("mask",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        return where(saved(self, "mask"), grad * 0, grad),
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    m = mask._data
+    if m.dtype.kind != "b":
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           + _dtype.from_np(m.dtype).cpp_name.replace("long int", "long"))
+    d = input._data
+    v = as_array(value)
+    if isinstance(v, np.ndarray) and v.ndim > 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {v.ndim} dimension(s).")
+    out = np.where(m, np.asarray(v).astype(d.dtype), d)
+    if out.shape != d.shape:
+        from ._shape_util import broadcast_shapes
+
+        broadcast_shapes(d.shape, m.shape)
+    res = unary(MaskedFillBackward0, input, out)
+    if res._grad_fn is not None:
+        res._grad_fn.mask = SavedTensor(mask)
+    return res
+
+
+class LerpBackward0(Node):
+    """lerp with a scalar weight: out = self + weight * (end - self)."""
+
+    __slots__ = ("weight",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        w = self.weight
+        return (grad * (1 - w) if self.next_functions[0][0] is not None else None,
+                grad * w if self.next_functions[1][0] is not None else None)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    ad, bd = binary_arrays(input, end)
+    w = float(weight) if not is_tensor(weight) else weight._data
+    res, node = record(LerpBackward0, (input, end), ad + w * (bd - ad))
+    if node is not None:
+        node.weight = weight
+    return res
+
+
+# -- comparisons and logic (never differentiable) ---------------------------------------------
+
+def _compare(ufunc: Any, input: Any, other: Any) -> Tensor:
+    ad, bd = binary_arrays(input, other)
+    return wrap(np.asarray(binary_compute(ufunc, ad, bd)), _tls.mode)
+
+
+def eq(input: Any, other: Any) -> Tensor:
+    return _compare(np.equal, input, other)
+
+
+def ne(input: Any, other: Any) -> Tensor:
+    return _compare(np.not_equal, input, other)
+
+
+def lt(input: Any, other: Any) -> Tensor:
+    return _compare(np.less, input, other)
+
+
+def le(input: Any, other: Any) -> Tensor:
+    return _compare(np.less_equal, input, other)
+
+
+def gt(input: Any, other: Any) -> Tensor:
+    return _compare(np.greater, input, other)
+
+
+def ge(input: Any, other: Any) -> Tensor:
+    return _compare(np.greater_equal, input, other)
+
+
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    return _compare(np.logical_and, input, other)
+
+
+def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    return _compare(np.logical_or, input, other)
+
+
+def logical_xor(input: Tensor, other: Tensor) -> Tensor:
+    return _compare(np.logical_xor, input, other)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return wrap(np.logical_not(input._data), _tls.mode)
+
+
+def _bitwise(ufunc: Any, input: Any, other: Any) -> Tensor:
+    ad, bd = binary_arrays(input, other)
+    if np.asarray(ad).dtype.kind == "f" or np.asarray(bd).dtype.kind == "f":
+        raise RuntimeError(f"\"{ufunc.__name__}_cpu\" not implemented for 'Float'")
+    return wrap(np.asarray(binary_compute(ufunc, ad, bd)), _tls.mode)
+
+
+def bitwise_and(input: Any, other: Any) -> Tensor:
+    return _bitwise(np.bitwise_and, input, other)
+
+
+def bitwise_or(input: Any, other: Any) -> Tensor:
+    return _bitwise(np.bitwise_or, input, other)
+
+
+def bitwise_xor(input: Any, other: Any) -> Tensor:
+    return _bitwise(np.bitwise_xor, input, other)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    d = input._data
+    if d.dtype.kind == "f":
+        raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
+    return wrap(np.invert(d), _tls.mode)
+
+
+def isnan(input: Tensor) -> Tensor:
+    return wrap(np.isnan(input._data), _tls.mode)
+
+
+def isinf(input: Tensor) -> Tensor:
+    return wrap(np.isinf(input._data), _tls.mode)
+
+
+def isfinite(input: Tensor) -> Tensor:
+    return wrap(np.isfinite(input._data), _tls.mode)
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    return input._data.shape == other._data.shape and bool(np.array_equal(input._data,
+                                                                          other._data))
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    return wrap(np.isclose(input._data, other._data, rtol, atol, equal_nan), _tls.mode)
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    return bool(np.allclose(input._data, other._data, rtol, atol, equal_nan))
+

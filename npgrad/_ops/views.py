@@ -1,0 +1,154 @@
+"""In-place writes through views of tensors in a graph: torch's CopySlices and AsStrided nodes.
+
+Note [In-place on a view]
+Writing into a view changes its base, so the base's history must change too.
+As torch does, the base gets a ``CopySlices`` node wrapping the in-place op's
+own node ``fn``.  In backward, CopySlices takes the base's gradient, cuts out
+the view's region (by its strides and offset in the base's storage: every
+NumPy view of the base can be described that way), runs ``fn`` on that region,
+puts ``fn``'s gradient for the old view value back into the region, and passes
+the rest of the base's gradient through unchanged.  The view itself gets an
+``AsStridedBackward0`` node over the base's new history.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided as np_as_strided
+
+from .._tensor import Tensor, _make, edge_of
+from ._core import Node, new_node, record, view_result
+from .inplace import adopt_result, write_inplace
+
+
+class Geometry:
+    """Where a view lies in its base's storage: shape, strides and offset in elements."""
+
+    __slots__ = ("shape", "strides", "offset")
+
+    def __init__(self, shape: tuple, strides: tuple, offset: int) -> None:
+        self.shape, self.strides, self.offset = shape, strides, offset
+
+    @classmethod
+    def of(cls, view: np.ndarray, base: np.ndarray) -> Geometry:
+        if not base.flags.c_contiguous:
+            raise RuntimeError("npgrad: an in-place write through a view of a tensor in a graph "
+                               "needs a C-contiguous base; call .contiguous() on the base first")
+        item = view.itemsize
+        start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        return cls(view.shape, tuple(s // item for s in view.strides), start // item)
+
+    def take(self, data: np.ndarray) -> np.ndarray:
+        """The region of C-contiguous ``data`` (shaped like the base) this geometry describes."""
+        item = data.itemsize
+        flat = data.reshape(-1)
+        return np_as_strided(flat[self.offset:], self.shape,
+                             tuple(s * item for s in self.strides), writeable=True)
+
+
+class AsStridedBackward0(Node):
+    """The grad_fn of a view after an in-place write into its base."""
+
+    __slots__ = ("geometry", "base_shape")
+
+    def backward(self, grad: Tensor) -> tuple:
+        return as_strided_scatter_zeros(grad, self.geometry, self.base_shape),
+
+
+class AsStridedScatterBackward0(Node):
+    """Adjoint of AsStridedBackward0: places a region's gradient into a zero base."""
+
+    __slots__ = ("geometry",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        return as_strided(grad.contiguous(), self.geometry),
+
+
+def as_strided(input: Tensor, geometry: Geometry) -> Tensor:
+    """The region ``geometry`` of a C-contiguous ``input`` (a view, differentiable)."""
+    out = geometry.take(input._data)
+    res, node = view_result(AsStridedBackward0, input, out)
+    if node is not None:
+        node.geometry = geometry
+        node.base_shape = input._data.shape
+    return res
+
+
+def as_strided_scatter_zeros(grad: Tensor, geometry: Geometry, base_shape: tuple) -> Tensor:
+    """Zeros of ``base_shape`` with ``grad`` added at the region ``geometry`` (overlaps add up)."""
+    data = np.zeros(base_shape, dtype=grad._data.dtype)
+    region = geometry.take(data)
+    if _overlaps(geometry):
+        np.add.at(data.reshape(-1), _flat_indices(geometry), grad._data)
+    else:
+        region[...] = grad._data
+    res, node = record(AsStridedScatterBackward0, (grad,), data)
+    if node is not None:
+        node.geometry = geometry
+    return res
+
+
+def _overlaps(geometry: Geometry) -> bool:
+    return any(st == 0 and sz > 1 for sz, st in zip(geometry.shape, geometry.strides))
+
+
+def _flat_indices(geometry: Geometry) -> np.ndarray:
+    idx = np.full(geometry.shape, geometry.offset, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(geometry.shape, geometry.strides)):
+        shape = [1] * len(geometry.shape)
+        shape[axis] = size
+        idx = idx + (np.arange(size) * stride).reshape(shape)
+    return idx
+
+
+class CopySlices(Node):
+    """The base's grad_fn after an in-place op wrote into one of its views."""
+
+    __slots__ = ("fn", "geometry", "view_meta")
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .broadcast import sum_to_size
+        from .shape import clone
+
+        grad_base = clone(grad.contiguous())
+        region = as_strided(grad_base, self.geometry)
+        fn_grads = self.fn.backward(clone(region))
+        old_view_grad = fn_grads[0]
+        if self.next_functions[0][0] is not None:
+            if old_view_grad is None:
+                region.zero_()
+            else:
+                if old_view_grad._data.shape != self.view_meta:
+                    old_view_grad = sum_to_size(old_view_grad, self.view_meta)
+                region.copy_(old_view_grad)
+        return (grad_base,) + tuple(fn_grads[1:])
+
+
+def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict) -> Tensor:
+    """A recorded in-place op on ``view``: see Note [In-place on a view]."""
+    base = view._base
+    old = _make(Tensor, view._data, view._grad_fn, True, None)
+    old._output_nr = view._output_nr
+    res = op(old, *args, **kwargs)
+    write_inplace(view, res._data)
+    fn = res._grad_fn
+    adopt_result(view, old, res)
+    geometry = Geometry.of(view._data, base._data)
+    copy_slices = new_node(CopySlices, (edge_of(base),) + fn.next_functions[1:], base._data)
+    copy_slices.fn = fn
+    copy_slices.geometry = geometry
+    copy_slices.view_meta = view._data.shape
+    base._grad_fn = copy_slices
+    base._output_nr = 0
+    base._requires_grad = True
+    view_node = new_node(AsStridedBackward0, ((copy_slices, 0),), view._data)
+    view_node.geometry = geometry
+    view_node.base_shape = base._data.shape
+    view._grad_fn = view_node
+    view._output_nr = 0
+    return view
+

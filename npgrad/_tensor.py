@@ -1,0 +1,1203 @@
+"""The Tensor class: a NumPy array plus autograd metadata; methods are one-liners over the ops.
+
+Note [Tensor slots]
+Every tensor sets all of its slots when it is built (``_make``), so no
+attribute lookup ever fails on the hot path:
+
+    _data           the NumPy array (always an ndarray, also for 0-dim tensors)
+    _grad_fn        the node that produced it, or None for a leaf
+    _requires_grad  for leaves, the user's flag; for non-leaves always True
+    _vc             version counter: None (version 0, not shared yet), a
+                    VersionCounter (shared by every view of one storage), or
+                    INFERENCE for inference tensors, which have no counter
+    _output_nr      which output of ``_grad_fn`` this tensor is
+    _base           the tensor this one is a view of (its root), or None
+    _grad           accumulated gradient (leaves and retain_grad tensors)
+    _extra          rarely used state (hooks, accumulator, view info), or None
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+import weakref
+from typing import Any, Iterator
+
+import numpy as np
+
+from . import _dtype
+from ._mode import _tls, GRAD, INFERENCE, RECORDING
+from ._size import Size
+from .autograd.graph import AccumulateGrad, SECOND_BACKWARD_MSG  # noqa: F401
+
+
+class VersionCounter:
+    """Counts in-place writes to one storage; shared by a tensor and its views."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: int = 0) -> None:
+        self.version = version
+
+
+INFERENCE_COUNTER = VersionCounter(-1)  # marker: inference tensors have no counter
+
+
+class TensorExtra:
+    """Per-tensor state that most tensors never need."""
+
+    __slots__ = ("accumulator", "hooks", "post_accumulate_hooks", "retains_grad",
+                 "view_info", "name", "is_param")
+
+    def __init__(self) -> None:
+        self.accumulator = None  # weakref to this leaf's AccumulateGrad
+        self.hooks = None  # leaf: _HookDict of Tensor.register_hook hooks
+        self.post_accumulate_hooks = None
+        self.retains_grad = False
+        self.view_info = None  # ViewInfo for views (see _ops.views)
+        self.name = None
+        self.is_param = False
+
+
+_new = object.__new__
+
+
+def _make(cls: type, data: np.ndarray, grad_fn: Any, requires_grad: bool, vc: Any) -> Tensor:
+    t = _new(cls)
+    t._data = data
+    t._grad_fn = grad_fn
+    t._requires_grad = requires_grad
+    t._vc = vc
+    t._output_nr = 0
+    t._base = None
+    t._grad = None
+    t._extra = None
+    return t
+
+
+def wrap(data: np.ndarray, mode: int) -> Tensor:
+    """A fresh leaf without grad holding ``data``: the output of an unrecorded op."""
+    t = _new(Tensor)
+    t._data = data
+    t._grad_fn = None
+    t._requires_grad = False
+    t._vc = INFERENCE_COUNTER if mode & INFERENCE else None
+    t._output_nr = 0
+    t._base = None
+    t._grad = None
+    t._extra = None
+    return t
+
+
+def wrap_result(data: Any, node: Any, output_nr: int = 0) -> Tensor:
+    """The output of a recorded op (``node`` is its grad_fn)."""
+    if type(data) is not np.ndarray:
+        data = np.asarray(data)
+    t = _new(Tensor)
+    t._data = data
+    t._grad_fn = node
+    t._requires_grad = True
+    t._vc = None
+    t._output_nr = output_nr
+    t._base = None
+    t._grad = None
+    t._extra = None
+    return t
+
+
+def edge_of(t: Tensor) -> tuple:
+    """The ``(node, output_nr)`` edge through which gradient reaches ``t``."""
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The one AccumulateGrad of a leaf that requires grad (kept alive by the graph only)."""
+    extra = t._extra
+    if extra is None:
+        extra = t._extra = TensorExtra()
+    ref = extra.accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        extra.accumulator = weakref.ref(acc)
+    return acc
+
+
+def version_counter(t: Tensor) -> VersionCounter:
+    """The tensor's shared counter, made on first need (views, saves, in-place writes)."""
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = VersionCounter()
+    return vc
+
+
+def bump_version(t: Tensor) -> None:
+    vc = t._vc
+    if vc is None:
+        t._vc = VersionCounter(1)
+    elif vc is not INFERENCE_COUNTER:
+        vc.version += 1
+
+
+INFERENCE_SAVE_MSG = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make "
+    "a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
+    "instead of `torch.inference_mode()`."
+)
+
+
+def save_check(t: Any) -> tuple:
+    """Version bookkeeping for a tensor being saved for backward."""
+    if type(t) is not Tensor and not isinstance(t, Tensor):
+        return None, 0
+    vc = t._vc
+    if vc is INFERENCE_COUNTER:
+        raise RuntimeError(INFERENCE_SAVE_MSG)
+    if vc is None:
+        vc = t._vc = VersionCounter()
+    return vc, vc.version
+
+
+def _legacy_type_and_size(data: np.ndarray) -> str:
+    dt = _dtype.from_np(data.dtype)
+    return f"torch.{dt.legacy_type} [{', '.join(str(s) for s in data.shape)}]"
+
+
+def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
+    vc = saved._vc
+    if vc is None or vc.version == saved._version:
+        return
+    from .autograd import anomaly_mode
+
+    if saved._is_output:
+        producer = node
+        data = saved._data
+    else:
+        producer = tensor._grad_fn
+        data = tensor._data
+    where = ""
+    if producer is not None:
+        nr = 0 if saved._is_output else tensor._output_nr
+        where = f", which is output {nr} of {_strip_backward_suffix(producer.name())},"
+    if anomaly_mode.is_anomaly_enabled():
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{_legacy_type_and_size(data)}]{where} is at version {vc.version}; "
+        f"expected version {saved._version} instead. {hint}"
+    )
+
+
+def _strip_backward_suffix(name: str) -> str:
+    i = name.rfind("Backward")
+    if i > 0 and name[i + 8:].isdigit():
+        return name[:i]
+    return name
+
+
+def rebuild_output(saved: Any, node: Any) -> Tensor:
+    """Unpack a saved op output: same data, with ``node`` as grad_fn when recording."""
+    check_saved_version(saved, None, node)
+    data = saved._data
+    if _tls.mode == RECORDING and saved._requires_grad:
+        t = wrap_result(data, node)
+    else:
+        t = wrap(data, 0)
+    t._vc = saved._vc
+    return t
+
+
+def accumulate_into_grad(leaf: Tensor, grad: Tensor) -> None:
+    """AccumulateGrad's job: add ``grad`` into ``leaf.grad`` the way torch does."""
+    extra = leaf._extra
+    if extra is not None and extra.hooks:
+        for hook in list(extra.hooks.values()):
+            new = hook(grad)
+            if new is not None:
+                grad = _checked_hook_result(hook, grad, new)
+    old = leaf._grad
+    if _tls.mode & GRAD:  # create_graph: the new .grad is part of a graph
+        leaf._grad = grad if old is None else old + grad
+    elif old is None:
+        leaf._grad = _owned_copy(grad)
+    elif old._grad_fn is None and old._data.shape == grad._data.shape:
+        np.add(old._data, grad._data, out=old._data, casting="unsafe")
+        bump_version(old)
+    else:
+        leaf._grad = wrap(np.asarray(old._data + grad._data), 0)
+    if extra is not None and extra.post_accumulate_hooks:
+        for hook in list(extra.post_accumulate_hooks.values()):
+            hook(leaf)
+
+
+def _owned_copy(grad: Tensor) -> Tensor:
+    """A grad tensor nobody else holds: stolen when provably private, else copied."""
+    data = grad._data
+    # Refcounts: `grad` is held by the engine's buffer, this frame's argument and
+    # getrefcount's own argument; the array only by `grad` (and the argument).
+    if (grad._grad_fn is None and grad._vc is None and data.base is None
+            and sys.getrefcount(data) <= 2 and sys.getrefcount(grad) <= 4
+            and data.flags.writeable and data.flags.c_contiguous):
+        return grad
+    out = wrap(np.array(data, copy=True, order="C"), 0)
+    return out
+
+
+def _checked_hook_result(hook: Any, old: Tensor, new: Any) -> Tensor:
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Tensor, but hook returned '{type(new).__name__}'")
+    if new._data.shape != old._data.shape:
+        name = getattr(hook, "__name__", repr(hook))
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return new
+
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+LEAF_REQUIRES_GRAD_MSG = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it.
+
+    >>> import npgrad as torch
+    >>> x = torch.tensor([1.], requires_grad=True)
+    >>> y = x * 2
+    >>> y
+    tensor([2.], grad_fn=<MulBackward0>)
+    """
+
+    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_vc", "_output_nr", "_base",
+                 "_grad", "_extra", "__weakref__")
+    __array_priority__ = 1000  # numpy defers `ndarray * tensor` to Tensor.__rmul__
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        # torch.Tensor(data) / torch.Tensor(2, 3): the legacy constructor, float32 always.
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = np.array(args[0].tolist() if isinstance(args[0], Tensor) else args[0],
+                            dtype=_dtype.get_default_dtype().np_dtype)
+        else:
+            data = np.zeros(tuple(args), dtype=_dtype.get_default_dtype().np_dtype)
+        return _make(cls, data, None, False, None)
+
+    # -- autograd metadata ------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError(LEAF_REQUIRES_GRAD_MSG if not value else
+                               "you can only change requires_grad flags of leaf variables.")
+        value = bool(value)
+        if value and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if type(requires_grad) is not bool:
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {type(requires_grad).__name__}")
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(LEAF_REQUIRES_GRAD_MSG)
+            return self
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._vc is INFERENCE_COUNTER and not _tls.mode & INFERENCE:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
+        self._requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self._grad_fn is not None and not (self._extra is not None and
+                                              self._extra.retains_grad):
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype "
+                    f"'{_dtype.from_np(value._data.dtype).cpp_name}' to a tensor with "
+                    f"grad_dtype '{_dtype.from_np(self._data.dtype).scalar_name}'. The gradient "
+                    "must match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
+                    "set the tensor's grad_dtype attribute with a specific dtype, or None to allow"
+                    " any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+                    "and its gradient may break downstream systems that assume they match.")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{_shape_str(value._data.shape)}' "
+                    f"to a tensor of size '{_shape_str(self._data.shape)}'. Please ensure that "
+                    "the gradient and the tensor are the same size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._grad_fn is not None and self._extra is not None and \
+            self._extra.retains_grad
+
+    def retain_grad(self) -> None:
+        from .autograd.hooks import retain_grad
+
+        retain_grad(self)
+
+    def register_hook(self, hook: Any) -> Any:
+        from .autograd.hooks import register_tensor_hook
+
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        from .autograd.hooks import register_post_accumulate_grad_hook
+
+        return register_post_accumulate_grad_hook(self, hook)
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        if vc is None:
+            return 0
+        if vc is INFERENCE_COUNTER:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return vc.version
+
+    def is_inference(self) -> bool:
+        return self._vc is INFERENCE_COUNTER
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def data(self) -> Tensor:
+        """Same storage, no autograd history, and a version counter of its own."""
+        out = _make(Tensor, self._data, None, False,
+                    INFERENCE_COUNTER if self._vc is INFERENCE_COUNTER else None)
+        return out
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    @property
+    def name(self) -> str | None:
+        return None if self._extra is None else self._extra.name
+
+    # -- array metadata ------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.FROM_NUMPY[self._data.dtype]
+
+    @property
+    def device(self) -> Any:
+        from ._device import cpu
+
+        return cpu
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def layout(self) -> str:
+        return "torch.strided"
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None) -> Any:
+        item = self._data.itemsize
+        strides = tuple(s // item for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return False
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def untyped_storage(self) -> Any:
+        base = self._data
+        while base.base is not None and isinstance(base.base, np.ndarray):
+            base = base.base
+        return base
+
+    # -- conversion to Python and NumPy ---------------------------------------
+    def item(self) -> Any:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def _scalar_warning(self) -> None:
+        if self._requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=3)
+
+    def __float__(self) -> float:
+        self._scalar_warning()
+        return float(self.item())
+
+    def __int__(self) -> int:
+        self._scalar_warning()
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self._data.reshape(()).item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            if self._data.size == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(unbind(self, 0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self, *, tensor_contents: Any = None) -> str:
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        raise TypeError("npgrad tensors are not picklable; use npgrad.save (safetensors)")
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        new = _make(type(self), self._data.copy(), None, self._requires_grad, None)
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = new
+        return new
+
+    # -- autograd helpers -----------------------------------------------------
+    def detach(self) -> Tensor:
+        return detach(self)
+
+    def detach_(self) -> Tensor:
+        return detach_(self)
+
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        return clone(self)
+
+    def contiguous(self, memory_format: Any = None) -> Tensor:
+        return contiguous(self)
+
+    # -- dtype conversion -----------------------------------------------------
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        return to(self, *args, **kwargs)
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return "torch." + self.dtype.legacy_type
+        return to(self, dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return to(self, other.dtype)
+
+    def float(self) -> Tensor:
+        return to(self, _dtype.float32)
+
+    def double(self) -> Tensor:
+        return to(self, _dtype.float64)
+
+    def half(self) -> Tensor:
+        return to(self, _dtype.float16)
+
+    def long(self) -> Tensor:
+        return to(self, _dtype.int64)
+
+    def int(self) -> Tensor:
+        return to(self, _dtype.int32)
+
+    def short(self) -> Tensor:
+        return to(self, _dtype.int16)
+
+    def char(self) -> Tensor:
+        return to(self, _dtype.int8)
+
+    def byte(self) -> Tensor:
+        return to(self, _dtype.uint8)
+
+    def bool(self) -> Tensor:
+        return to(self, _dtype.bool_)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    # -- arithmetic operators -------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return add(self, other)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return rsub(self, other)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return mul(self, other)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return rdiv(self, other)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return floor_divide(_as_tensor_like(other, self), self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return remainder(_as_tensor_like(other, self), self)
+
+    def __pow__(self, exponent: Any) -> Tensor:
+        return pow(self, exponent)
+
+    def __rpow__(self, base: Any) -> Tensor:
+        return pow(base, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return abs(self)
+
+    def __invert__(self) -> Tensor:
+        return bitwise_not(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return bitwise_and(self, other)
+
+    __rand__ = __and__
+
+    def __or__(self, other: Any) -> Tensor:
+        return bitwise_or(self, other)
+
+    __ror__ = __or__
+
+    def __xor__(self, other: Any) -> Tensor:
+        return bitwise_xor(self, other)
+
+    __rxor__ = __xor__
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return eq(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return ne(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return lt(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return le(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return gt(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return ge(self, other)
+
+    # -- in-place operators ---------------------------------------------------
+    def __iadd__(self, other: Any) -> Tensor:
+        return add_(self, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return sub_(self, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return mul_(self, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return div_(self, other)
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return pow_(self, other)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        setitem(self, index, value)
+
+    # -- pointwise methods ----------------------------------------------------
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return add(self, other, alpha=alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return sub(self, other, alpha=alpha)
+
+    subtract = sub
+
+    def mul(self, other: Any) -> Tensor:
+        return mul(self, other)
+
+    multiply = mul
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return div(self, other, rounding_mode=rounding_mode)
+
+    divide = true_divide = div
+
+    def floor_divide(self, other: Any) -> Tensor:
+        return floor_divide(self, other)
+
+    def remainder(self, other: Any) -> Tensor:
+        return remainder(self, other)
+
+    def fmod(self, other: Any) -> Tensor:
+        return fmod(self, other)
+
+    def neg(self) -> Tensor:
+        return neg(self)
+
+    negative = neg
+
+    def pow(self, exponent: Any) -> Tensor:
+        return pow(self, exponent)
+
+    def square(self) -> Tensor:
+        return square(self)
+
+    def reciprocal(self) -> Tensor:
+        return reciprocal(self)
+
+    def abs(self) -> Tensor:
+        return abs(self)
+
+    absolute = abs
+
+    def sign(self) -> Tensor:
+        return sign(self)
+
+    def exp(self) -> Tensor:
+        return exp(self)
+
+    def log(self) -> Tensor:
+        return log(self)
+
+    def log2(self) -> Tensor:
+        return log2(self)
+
+    def log10(self) -> Tensor:
+        return log10(self)
+
+    def log1p(self) -> Tensor:
+        return log1p(self)
+
+    def expm1(self) -> Tensor:
+        return expm1(self)
+
+    def sqrt(self) -> Tensor:
+        return sqrt(self)
+
+    def rsqrt(self) -> Tensor:
+        return rsqrt(self)
+
+    def sin(self) -> Tensor:
+        return sin(self)
+
+    def cos(self) -> Tensor:
+        return cos(self)
+
+    def tan(self) -> Tensor:
+        return tan(self)
+
+    def tanh(self) -> Tensor:
+        return tanh(self)
+
+    def sigmoid(self) -> Tensor:
+        return sigmoid(self)
+
+    def relu(self) -> Tensor:
+        return relu(self)
+
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
+        return clamp(self, min, max)
+
+    clip = clamp
+
+    def clamp_min(self, min: Any) -> Tensor:
+        return clamp_min(self, min)
+
+    def clamp_max(self, max: Any) -> Tensor:
+        return clamp_max(self, max)
+
+    def maximum(self, other: Tensor) -> Tensor:
+        return maximum(self, other)
+
+    def minimum(self, other: Tensor) -> Tensor:
+        return minimum(self, other)
+
+    def where(self, condition: Tensor, other: Any) -> Tensor:
+        return where(condition, self, other)
+
+    def masked_fill(self, mask: Tensor, value: Any) -> Tensor:
+        return masked_fill(self, mask, value)
+
+    def lerp(self, end: Tensor, weight: Any) -> Tensor:
+        return lerp(self, end, weight)
+
+    def floor(self) -> Tensor:
+        return floor(self)
+
+    def ceil(self) -> Tensor:
+        return ceil(self)
+
+    def round(self, *, decimals: int = 0) -> Tensor:
+        return round(self, decimals=decimals)
+
+    def trunc(self) -> Tensor:
+        return trunc(self)
+
+    def frac(self) -> Tensor:
+        return frac(self)
+
+    def eq(self, other: Any) -> Tensor:
+        return eq(self, other)
+
+    def ne(self, other: Any) -> Tensor:
+        return ne(self, other)
+
+    def lt(self, other: Any) -> Tensor:
+        return lt(self, other)
+
+    def le(self, other: Any) -> Tensor:
+        return le(self, other)
+
+    def gt(self, other: Any) -> Tensor:
+        return gt(self, other)
+
+    def ge(self, other: Any) -> Tensor:
+        return ge(self, other)
+
+    def equal(self, other: Tensor) -> bool:
+        return equal(self, other)
+
+    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        return allclose(self, other, rtol, atol, equal_nan)
+
+    def isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> Tensor:
+        return isclose(self, other, rtol, atol, equal_nan)
+
+    def isnan(self) -> Tensor:
+        return isnan(self)
+
+    def isinf(self) -> Tensor:
+        return isinf(self)
+
+    def isfinite(self) -> Tensor:
+        return isfinite(self)
+
+    def logical_and(self, other: Tensor) -> Tensor:
+        return logical_and(self, other)
+
+    def logical_or(self, other: Tensor) -> Tensor:
+        return logical_or(self, other)
+
+    def logical_xor(self, other: Tensor) -> Tensor:
+        return logical_xor(self, other)
+
+    def logical_not(self) -> Tensor:
+        return logical_not(self)
+
+    # -- reductions -----------------------------------------------------------
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return mean(self, dim, keepdim, dtype=dtype)
+
+    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return prod(self, dim, keepdim, dtype=dtype)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        return amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        return amin(self, dim, keepdim)
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return max(self, dim, keepdim)
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return min(self, dim, keepdim)
+
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None) -> Tensor:
+        return var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+            correction: Any = None) -> Tensor:
+        return std(self, dim, unbiased, keepdim, correction=correction)
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
+        return logsumexp(self, dim, keepdim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+             dtype: Any = None) -> Tensor:
+        return norm(self, p, dim, keepdim, dtype)
+
+    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return argmax(self, dim, keepdim)
+
+    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return argmin(self, dim, keepdim)
+
+    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return all(self, dim, keepdim)
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return any(self, dim, keepdim)
+
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
+        return cumsum(self, dim, dtype=dtype)
+
+    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        return softmax(self, dim, dtype)
+
+    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        return log_softmax(self, dim, dtype)
+
+    # -- linear algebra -------------------------------------------------------
+    def matmul(self, other: Tensor) -> Tensor:
+        return matmul(self, other)
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        return mm(self, mat2)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        return bmm(self, mat2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        return mv(self, vec)
+
+    def dot(self, other: Tensor) -> Tensor:
+        return dot(self, other)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        return outer(self, vec2)
+
+    def t(self) -> Tensor:
+        return t(self)
+
+    @property
+    def T(self) -> Tensor:
+        return permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        if self._data.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of "
+                               f"matrices. Got {self._data.ndim}-D tensor.")
+        return transpose(self, -2, -1)
+
+    # -- shape ------------------------------------------------------------------
+    def view(self, *shape: Any) -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+            raise NotImplementedError("view(dtype) is not supported by npgrad")
+        return view(self, *shape)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return view(self, other._data.shape)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return reshape(self, *shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return reshape(self, other._data.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Any) -> Tensor:
+        return unflatten(self, dim, sizes)
+
+    def squeeze(self, dim: Any = None) -> Tensor:
+        return squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return unsqueeze(self, dim)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return transpose(self, dim0, dim1)
+
+    swapaxes = swapdims = transpose
+
+    def permute(self, *dims: Any) -> Tensor:
+        return permute(self, *dims)
+
+    def expand(self, *sizes: Any) -> Tensor:
+        return expand(self, *sizes)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return expand(self, other._data.shape)
+
+    def broadcast_to(self, size: Any) -> Tensor:
+        return expand(self, size)
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        return repeat(self, *sizes)
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple:
+        return split(self, split_size, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return unbind(self, dim)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        return narrow(self, dim, start, length)
+
+    def select(self, dim: int, index: int) -> Tensor:
+        return select(self, dim, index)
+
+    def flip(self, *dims: Any) -> Tensor:
+        return flip(self, *dims)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        return diagonal(self, offset, dim1, dim2)
+
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        return gather(self, dim, index)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        return index_select(self, dim, index)
+
+    # -- in-place methods -------------------------------------------------------
+    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return add_(self, other, alpha=alpha)
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return sub_(self, other, alpha=alpha)
+
+    def mul_(self, other: Any) -> Tensor:
+        return mul_(self, other)
+
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return div_(self, other, rounding_mode=rounding_mode)
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return pow_(self, exponent)
+
+    def neg_(self) -> Tensor:
+        return neg_(self)
+
+    def exp_(self) -> Tensor:
+        return exp_(self)
+
+    def sqrt_(self) -> Tensor:
+        return sqrt_(self)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
+        return clamp_(self, min, max)
+
+    def relu_(self) -> Tensor:
+        return relu_(self)
+
+    def sigmoid_(self) -> Tensor:
+        return sigmoid_(self)
+
+    def tanh_(self) -> Tensor:
+        return tanh_(self)
+
+    def zero_(self) -> Tensor:
+        return zero_(self)
+
+    def fill_(self, value: Any) -> Tensor:
+        return fill_(self, value)
+
+    def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
+        return copy_(self, src)
+
+    def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
+        return masked_fill_(self, mask, value)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+        return uniform_(self, a, b, generator=generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        return normal_(self, mean, std, generator=generator)
+
+
+def _shape_str(shape: tuple) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    from ._ops._shape_util import wrap_dim
+
+    return wrap_dim(dim, ndim)
+
+
+def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
+    from ._creation import scalar_tensor_like
+
+    return scalar_tensor_like(value, like)
+
+
+# The op functions the methods above delegate to.  Imported last because the
+# op modules need the Tensor class defined above.
+from ._ops.pointwise import (  # noqa: E402
+    abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clamp, clamp_max,
+    clamp_min, cos, div, eq, exp, expm1, floor, floor_divide, fmod, frac, ge, gt, isnan, isinf,
+    isfinite, le, lerp, log, log1p, log2, log10, logical_and, logical_not, logical_or,
+    logical_xor, lt, masked_fill, maximum, minimum, mul, ne, neg, pow, rdiv, reciprocal, relu,
+    remainder, round, rsqrt, rsub, sigmoid, sign, sin, sqrt, square, sub, tan, tanh, trunc,
+    where, equal, allclose, isclose,
+)
+from ._ops.reduction import (  # noqa: E402
+    all, amax, amin, any, argmax, argmin, cumsum, logsumexp, log_softmax, max, mean, min,
+    norm, prod, softmax, std, sum, var,
+)
+from ._ops.linalg import bmm, dot, matmul, mm, mv, outer  # noqa: E402
+from ._ops.shape import (  # noqa: E402
+    chunk, clone, contiguous, detach, detach_, diagonal, expand, flatten, flip, gather,
+    index_select, narrow, permute, repeat, reshape, select, split, squeeze, t, to, transpose,
+    unbind, unflatten, unsqueeze, view,
+)
+from ._ops.indexing import getitem, setitem  # noqa: E402
+from ._ops.inplace import (  # noqa: E402
+    add_, clamp_, copy_, div_, exp_, fill_, masked_fill_, mul_, neg_, normal_, pow_, relu_,
+    sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,
+)

@@ -1,0 +1,175 @@
+"""npgrad.autograd: reverse-mode differentiation entry points and the grad-mode managers."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from . import anomaly_mode, grad_mode, graph  # noqa: F401
+from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
+                           is_anomaly_enabled, set_detect_anomaly)
+from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from .graph import Node  # noqa: F401
+from .._mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+
+
+def _as_tuple(x: Any) -> tuple:
+    from .._tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs: tuple, grads: tuple) -> list:
+    """The gradient fed to each root: given, or ones for a one-element output."""
+    from .._creation import ones_like
+    from .._tensor import Tensor, _make
+
+    result = []
+    for out, g in zip(outputs, grads):
+        if g is None:
+            if out._requires_grad and out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = ones_like(out, dtype=None) if out._requires_grad else None
+        elif isinstance(g, Tensor):
+            if g._data.shape != out._data.shape:
+                i = len(result)
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {out.shape}.")
+            if g._data.dtype != out._data.dtype:
+                from .._ops.shape import to
+                from .. import _dtype
+
+                g = to(g, _dtype.from_np(out._data.dtype))
+        else:
+            import numpy as np
+
+            g = _make(Tensor, np.asarray(g, dtype=out._data.dtype), None, False, None)
+        result.append(g)
+    return result
+
+
+def _roots(outputs: tuple) -> list:
+    from .._tensor import edge_of
+
+    roots = []
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        roots.append(edge_of(out))
+    return roots
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, grad_variables: Any = None,
+             inputs: Any = None) -> None:
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves.
+
+    >>> import npgrad
+    >>> x = npgrad.tensor([1., 2.], requires_grad=True)
+    >>> npgrad.autograd.backward((x * x).sum())
+    >>> x.grad
+    tensor([2., 4.])
+    """
+    from .engine import run_backward
+    from .._tensor import edge_of
+
+    outputs = _as_tuple(tensors)
+    if grad_tensors is None:
+        grads: tuple = (None,) * len(outputs)
+    else:
+        grads = _as_tuple(grad_tensors) if not _is_single(grad_tensors) else (grad_tensors,)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    capture = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if len(inputs) == 0:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        capture = [_input_edge(t, i) for i, t in enumerate(inputs)]
+    root_grads = _make_grads(outputs, grads)
+    roots = _roots(outputs)
+    if inputs is None:
+        run_backward(roots, root_grads, retain_graph, create_graph)
+        return
+    # backward(inputs=...): accumulate only into the given tensors.
+    captured = run_backward(roots, root_grads, retain_graph, create_graph, capture=capture,
+                            accumulate=False)
+    from .._mode import _tls, GRAD, INFERENCE
+    from .._tensor import accumulate_into_grad
+
+    previous = _tls.mode
+    _tls.mode = (previous & INFERENCE) | (GRAD if create_graph else 0)
+    try:
+        for t, g in zip(inputs, captured):
+            if g is not None:
+                if t._grad_fn is None:
+                    edge_of(t)[0].backward(g)
+                else:
+                    accumulate_into_grad(t, g)
+    finally:
+        _tls.mode = previous
+
+
+def _is_single(x: Any) -> bool:
+    from .._tensor import Tensor
+
+    return isinstance(x, Tensor) or isinstance(x, (int, float))
+
+
+def _input_edge(t: Any, index: int) -> tuple:
+    from .._tensor import edge_of
+
+    if not t._requires_grad:
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return edge_of(t)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched).
+
+    >>> import npgrad
+    >>> x = npgrad.tensor([1., 2.], requires_grad=True)
+    >>> npgrad.autograd.grad((x * x).sum(), x)
+    (tensor([2., 4.]),)
+    """
+    from .engine import run_backward
+
+    outputs_t = _as_tuple(outputs)
+    inputs_t = _as_tuple(inputs)
+    if grad_outputs is None:
+        grads: tuple = (None,) * len(outputs_t)
+    else:
+        grads = (grad_outputs,) if _is_single(grad_outputs) else tuple(grad_outputs)
+    if len(grads) != len(outputs_t):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(outputs_t)} "
+                           f"outputs and {len(grads)} grad_outputs")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    capture = [_input_edge(t, i) for i, t in enumerate(inputs_t)]
+    root_grads = _make_grads(outputs_t, grads)
+    roots = _roots(outputs_t)
+    captured = run_backward(roots, root_grads, retain_graph, create_graph, capture=capture,
+                            accumulate=False)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs_t, captured)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                from .._creation import zeros_like
+
+                g = zeros_like(t)
+        elif not create_graph and g._grad_fn is not None:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
