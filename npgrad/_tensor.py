@@ -107,6 +107,8 @@ def wrap_result(data: Any, node: Any, output_nr: int = 0) -> Tensor:
 def edge_of(t: Tensor) -> tuple:
     """The ``(node, output_nr)`` edge through which gradient reaches ``t``."""
     fn = t._grad_fn
+    if t._base is not None:
+        fn = current_view_grad_fn(t)
     if fn is not None:
         return (fn, t._output_nr)
     if t._requires_grad:
@@ -178,7 +180,7 @@ def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
         producer = node
         data = saved._data
     else:
-        producer = tensor._grad_fn
+        producer = tensor.grad_fn
         data = tensor._data
     where = ""
     if producer is not None:
@@ -227,7 +229,12 @@ def accumulate_into_grad(leaf: Tensor, grad: Tensor) -> None:
                 grad = _checked_hook_result(hook, grad, new)
     old = leaf._grad
     if _tls.mode & GRAD:  # create_graph: the new .grad is part of a graph
-        leaf._grad = grad if old is None else old + grad
+        if old is None:
+            # torch copies into a fresh tensor, so the first .grad has CopyBackwards.
+            fresh = _make(Tensor, np.zeros_like(grad._data), None, False, None)
+            leaf._grad = fresh.copy_(grad)
+        else:
+            leaf._grad = old + grad
     elif old is None:
         leaf._grad = _owned_copy(grad)
     elif old._grad_fn is None and old._data.shape == grad._data.shape:
@@ -332,11 +339,13 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
+        if self._base is not None:
+            return current_view_grad_fn(self)
         return self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad(self) -> Tensor | None:
@@ -1104,6 +1113,9 @@ class Tensor:
     def index_select(self, dim: int, index: Tensor) -> Tensor:
         return index_select(self, dim, index)
 
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        return nonzero(self, as_tuple=as_tuple)
+
     # -- in-place methods -------------------------------------------------------
     def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return add_(self, other, alpha=alpha)
@@ -1176,6 +1188,12 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
     return scalar_tensor_like(value, like)
 
 
+def current_view_grad_fn(view: Tensor) -> Any:
+    from ._ops.views import refresh_view_grad_fn
+
+    return refresh_view_grad_fn(view)
+
+
 # The op functions the methods above delegate to.  Imported last because the
 # op modules need the Tensor class defined above.
 from ._ops.pointwise import (  # noqa: E402
@@ -1196,7 +1214,7 @@ from ._ops.shape import (  # noqa: E402
     index_select, narrow, permute, repeat, reshape, select, split, squeeze, t, to, transpose,
     unbind, unflatten, unsqueeze, view,
 )
-from ._ops.indexing import getitem, setitem  # noqa: E402
+from ._ops.indexing import getitem, nonzero, setitem  # noqa: E402
 from ._ops.inplace import (  # noqa: E402
     add_, clamp_, copy_, div_, exp_, fill_, masked_fill_, mul_, neg_, normal_, pow_, relu_,
     sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,

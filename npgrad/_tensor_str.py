@@ -153,12 +153,14 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int) -
     # (len - rfind + 1); keep that so wrapping happens at the same place.
     last_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_len + len(suffix) + 2 > linewidth:
+        # Wrap where torch wraps: measure "dtype=npgrad.X" as torch's "dtype=torch.X".
+        width = len(suffix) - suffix.count("npgrad.")
+        if last_len + width + 2 > linewidth:
             out.append(",\n" + " " * indent + suffix)
-            last_len = indent + len(suffix)
+            last_len = indent + width
         else:
             out.append(", " + suffix)
-            last_len += len(suffix) + 2
+            last_len += width + 2
     out.append(")")
     return "".join(out)
 
@@ -204,8 +206,9 @@ def tensor_repr(t: Any) -> str:
     dt = _dtype.FROM_NUMPY[data.dtype]
     shown_by_default = dt is _dtype.get_default_dtype() or dt is _dtype.int64 or dt is _dtype.bool_
     suffixes = []
-    if t._grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")
+    grad_fn = t.grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return format_tensor(data, dtype_name=None if shown_by_default else dt.name,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._mode import _tls, RECORDING
+from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import Tensor, edge_of, wrap, wrap_result
 from ..autograd.graph import Node, SavedTensor
 from ._shape_util import broadcast_shapes
@@ -69,25 +69,31 @@ def binary_arrays(a: Any, b: Any) -> tuple:
         rt = _dtype.result_type_np((ad, bd))
         return ad.astype(rt, copy=False), bd.astype(rt, copy=False)
     if ta:
+        ad = _array_for_scalar(ad, bd)
         return ad, _scalar_for(ad, bd)
     if tb:
+        bd = _array_for_scalar(bd, ad)
         return _scalar_for(bd, ad), bd
     rt = _dtype.result_type_np((ad, bd))
     return np.asarray(ad, dtype=rt), np.asarray(bd, dtype=rt)
 
 
-def _scalar_for(arr: np.ndarray, s: Any) -> Any:
+def _array_for_scalar(arr: np.ndarray, s: Any) -> np.ndarray:
+    """Cast ``arr`` when a Python scalar raises the category (int tensor * 1.5 -> float32)."""
     kind = arr.dtype.kind
     ts = type(s)
-    if ts is float:
-        return s if kind == "f" else np.asarray(s, dtype=_dtype.get_default_dtype().np_dtype)
-    if ts is int:
-        if kind == "b":
-            return np.asarray(s, dtype=np.int64)
-        if kind == "f":
-            return s
+    if ts is float and kind != "f":
+        return arr.astype(_dtype.get_default_dtype().np_dtype)
+    if ts is int and kind == "b":
+        return arr.astype(np.int64)
+    return arr
+
+
+def _scalar_for(arr: np.ndarray, s: Any) -> Any:
+    """The scalar as NumPy should see it once ``arr`` already has the result dtype."""
+    if type(s) is int and arr.dtype.kind in "iu":
         return _int_scalar(s, arr.dtype)
-    return s  # bool: never raises the category
+    return s
 
 
 def check_broadcast(*arrays: Any) -> None:
@@ -227,12 +233,19 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
     if mode == RECORDING and x._requires_grad:
         node = _new(cls)
         node._init_node((edge_of(x),), ((out.shape, out.dtype),))
+        node._view_version = vc.version  # see Note [Stale view history] in _ops/views.py
         res = _make(Tensor, out, node, True, vc)
     else:
         res = _make(Tensor, out, None, x._requires_grad and vc is not INFERENCE_COUNTER, vc)
+    if vc is INFERENCE_COUNTER and mode & INFERENCE:
+        return res, node  # inside inference mode, views of inference tensors are not tracked
     base = x._base
     res._base = x if base is None else base
-    if (node is None and x._requires_grad) or multi_output:
+    made_in_no_grad = node is None and x._requires_grad
+    if not made_in_no_grad and base is not None and x._extra is not None:
+        parent = x._extra.view_info
+        made_in_no_grad = parent is not None and parent.created_in_no_grad
+    if made_in_no_grad or multi_output:
         extra = res._extra = TensorExtra()
-        extra.view_info = ViewInfo(node is None and x._requires_grad, multi_output)
+        extra.view_info = ViewInfo(made_in_no_grad, multi_output)
     return res, node

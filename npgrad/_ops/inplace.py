@@ -46,10 +46,19 @@ INFERENCE_INPLACE_MSG = (
 )
 
 
+OVERLAP_MSG = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
 def check_inplace(self: Tensor, mode: int) -> None:
     """Raise torch's error if ``self`` may not be written in place under ``mode``."""
     if self._vc is INFERENCE_COUNTER and not mode & INFERENCE:
         raise RuntimeError(INFERENCE_INPLACE_MSG)
+    data = self._data
+    if data.size > 1 and 0 in data.strides:
+        raise RuntimeError(OVERLAP_MSG)
     if mode != RECORDING:
         return
     base = self._base
@@ -57,8 +66,13 @@ def check_inplace(self: Tensor, mode: int) -> None:
         if self._requires_grad and self._grad_fn is None:
             raise RuntimeError(LEAF_MSG)
         return
+    _check_view_inplace(self)
     if base._requires_grad and base._grad_fn is None:
         raise RuntimeError(VIEW_OF_LEAF_MSG)
+
+
+def _check_view_inplace(self: Tensor) -> None:
+    """Views made under no_grad and outputs of multi-output views may not be written."""
     extra = self._extra
     info = extra.view_info if extra is not None else None
     if info is not None:
@@ -236,25 +250,26 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     return apply_inplace(self, pw.masked_fill, mask, value)
 
 
-class FillBackward0(pw.UnaryNode):
-    """fill_ / zero_: the old value is gone, so no gradient reaches it."""
+class FillBackward2(pw.UnaryNode):
+    """fill_(scalar) / zero_: the old value is overwritten, so its gradient is zero."""
 
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
-        return None,
+        return pw.zeros_like_grad(grad),
 
 
-class FillBackward1(pw.BinaryNode):
+class FillBackward3(pw.BinaryNode):
     """fill_ with a 0-dim tensor value: all of the gradient goes to the value."""
 
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
-        return None, (grad.sum() if self.next_functions[1][0] is not None else None)
+        return (pw.zeros_like_grad(grad) if self.next_functions[0][0] is not None else None,
+                grad.sum() if self.next_functions[1][0] is not None else None)
 
 
-class ZeroBackward0(FillBackward0):
+class ZeroBackward0(FillBackward2):
     __slots__ = ()
 
 
@@ -265,7 +280,7 @@ def _filled(node_cls: Any, input: Tensor, value: Any) -> Tensor:
     v = as_array(value)
     out = np.full(d.shape, v.reshape(()) if isinstance(v, np.ndarray) else v).astype(d.dtype)
     if isinstance(value, Tensor):
-        return binary(FillBackward1, input, value, out)
+        return binary(FillBackward3, input, value, out)
     return unary(node_cls, input, out)
 
 
@@ -277,7 +292,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 
 
 def _fill_value(input: Tensor, value: Any) -> Tensor:
-    return _filled(FillBackward0, input, value)
+    return _filled(FillBackward2, input, value)
 
 
 def _fill_zero(input: Tensor) -> Tensor:
@@ -294,10 +309,11 @@ class CopyBackwards(pw.BinaryNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
-        return None, (grad if self.next_functions[1][0] is not None else None)
+        return (pw.zeros_like_grad(grad) if self.next_functions[0][0] is not None else None,
+                grad if self.next_functions[1][0] is not None else None)
 
     def name(self) -> str:
-        return "CopyBackwards"
+        return "torch::autograd::CopyBackwards"
 
 
 def _copied(input: Tensor, src: Any) -> Tensor:
@@ -356,7 +372,7 @@ def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
 
 def _recorded_fill(self: Tensor, values: np.ndarray) -> Tensor:
     def fill_with(x: Tensor) -> Tensor:
-        res = _filled(FillBackward0, x, 0)
+        res = _filled(FillBackward2, x, 0)
         res._data[...] = values
         return res
 

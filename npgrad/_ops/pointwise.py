@@ -178,7 +178,8 @@ class DivBackward2(BinaryNode):
 
 
 def zeros_like_grad(grad: Tensor) -> Tensor:
-    return grad * 0
+    """A zero gradient shaped like ``grad``, without history (``zeros_like_grad(grad)`` would keep NaNs)."""
+    return wrap(np.zeros_like(grad._data), _tls.mode)
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
@@ -320,7 +321,7 @@ class PowBackward0(UnaryNode):
     def backward(self, grad: Tensor) -> tuple:
         e = self.exponent
         if e == 0:
-            return grad * 0,
+            return zeros_like_grad(grad),
         x = saved(self, "self_")
         return grad * e * x ** (e - 1),
 
@@ -447,7 +448,7 @@ class SignBackward0(UnaryNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
-        return grad * 0,
+        return zeros_like_grad(grad),
 
 
 def sign(input: Tensor) -> Tensor:
@@ -643,7 +644,7 @@ class _ZeroGradUnary(UnaryNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
-        return grad * 0,
+        return zeros_like_grad(grad),
 
 
 class FloorBackward0(_ZeroGradUnary):
@@ -746,7 +747,7 @@ class ClampBackward0(Node):
         if hi is not None:
             below = x <= hi
             in_range = below if in_range is None else in_range & below
-        zero = grad * 0
+        zero = zeros_like_grad(grad)
         gx = where(in_range, grad, zero) if self.next_functions[0][0] is not None else None
         gmin = gmax = None
         if lo is not None and self.next_functions[1][0] is not None:
@@ -860,7 +861,7 @@ class WhereBackward0(Node):
 
     def backward(self, grad: Tensor) -> tuple:
         cond = saved(self, "condition")
-        zero = grad * 0
+        zero = zeros_like_grad(grad)
         ga = where(cond, grad, zero) if self.next_functions[0][0] is not None else None
         gb = where(cond, zero, grad) if self.next_functions[1][0] is not None else None
         return ga, gb
@@ -895,7 +896,7 @@ class MaskedFillBackward0(UnaryNode):
     _saved_fields = ("mask",)
 
     def backward(self, grad: Tensor) -> tuple:
-        return where(saved(self, "mask"), grad * 0, grad),
+        return where(saved(self, "mask"), zeros_like_grad(grad), grad),
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:

@@ -47,6 +47,37 @@ class Geometry:
                              tuple(s * item for s in self.strides), writeable=True)
 
 
+def refresh_view_grad_fn(view: Tensor) -> Any:
+    """The view's grad_fn, rebuilt over its base's history if that changed since it was set.
+
+    Note [Stale view history]
+    A view's grad_fn describes how it was cut from its base *when it was made*.
+    After an in-place write to the base or to another view of it (recorded or
+    not: the shared version counter moved), torch rebuilds the view's grad_fn as
+    an ``AsStridedBackward0`` over the base's current history.  The node of a
+    view op remembers the version it saw (``_view_version``); a mismatch means
+    stale.  Views made without recording keep their (absent) history.
+    """
+    fn = view._grad_fn
+    if fn is None:
+        return None
+    seen = getattr(fn, "_view_version", None)
+    vc = view._vc
+    if seen is None or vc is None or seen == vc.version:
+        return fn
+    base = view._base
+    if not base._data.flags.c_contiguous:
+        return fn
+    geometry = Geometry.of(view._data, base._data)
+    node = new_node(AsStridedBackward0, (edge_of(base),), view._data)
+    node.geometry = geometry
+    node.base_shape = base._data.shape
+    node._view_version = vc.version
+    view._grad_fn = node
+    view._output_nr = 0
+    return node
+
+
 class AsStridedBackward0(Node):
     """The grad_fn of a view after an in-place write into its base."""
 
@@ -108,7 +139,7 @@ class CopySlices(Node):
     __slots__ = ("fn", "geometry", "view_meta")
 
     def name(self) -> str:
-        return "CopySlices"
+        return "torch::autograd::CopySlices"
 
     def backward(self, grad: Tensor) -> tuple:
         from .broadcast import sum_to_size
@@ -148,6 +179,7 @@ def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict) -> Te
     view_node = new_node(AsStridedBackward0, ((copy_slices, 0),), view._data)
     view_node.geometry = geometry
     view_node.base_shape = base._data.shape
+    view_node._view_version = view._vc.version
     view._grad_fn = view_node
     view._output_nr = 0
     return view

@@ -1,7 +1,8 @@
 """npgrad.autograd: reverse-mode differentiation entry points and the grad-mode managers."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+import warnings
+from typing import Any
 
 from . import anomaly_mode, grad_mode, graph  # noqa: F401
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
@@ -9,6 +10,15 @@ from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .graph import Node  # noqa: F401
 from .._mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+
+
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak."
+)
 
 
 def _as_tuple(x: Any) -> tuple:
@@ -92,6 +102,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         capture = [_input_edge(t, i) for i, t in enumerate(inputs)]
     root_grads = _make_grads(outputs, grads)
     roots = _roots(outputs)
+    if create_graph:
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
     if inputs is None:
         run_backward(roots, root_grads, retain_graph, create_graph)
         return

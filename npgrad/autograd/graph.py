@@ -99,7 +99,7 @@ class Node:
     """A backward function of the graph (torch's ``torch.autograd.graph.Node``)."""
 
     __slots__ = ("next_functions", "_out_meta", "_seq", "_hooks", "_anomaly_trace",
-                 "_released", "__weakref__")
+                 "_released", "_view_version", "__weakref__")
 
     # Names of slots holding SavedTensor objects; released after backward.
     _saved_fields: tuple[str, ...] = ()
@@ -109,6 +109,8 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    __str__ = __repr__
 
     def _init_node(self, next_functions: tuple, out_meta: tuple) -> None:
         self.next_functions = next_functions

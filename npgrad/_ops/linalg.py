@@ -1,0 +1,481 @@
+"""Matrix products: dot, mv, mm, bmm, addmm, outer and matmul, with torch's checks and grad_fns.
+
+Note [How matmul is recorded]
+torch's ``matmul`` is a composite: depending on the operands' ranks, on which
+of them requires grad and on their strides it calls ``dot``, ``mv``, ``mm`` or
+``bmm`` on reshaped, transposed or squeezed views of the inputs, so the
+outermost grad_fn of the result can be ``DotBackward0``, ``MvBackward0``,
+``MmBackward0``, ``SqueezeBackward4`` (1-D @ 2-D), ``UnsafeViewBackward0``
+(batched, folded or not), ``CloneBackward0`` or ``TransposeBackward0`` (a 2-D
+matrix times a batch whose product torch computes transposed).  npgrad
+computes every case with one ``np.matmul`` and records the 1-D/2-D cases with
+the real ``DotBackward0``/``MvBackward0``/``MmBackward0`` nodes.  The other
+cases are recorded as ONE node whose class carries torch's outermost name
+(``_MatmulNode`` subclasses below) and whose backward is the whole matmul
+gradient; the intermediate nodes torch would record (views, mm, squeeze) are
+not reproduced, so only ``grad_fn.name()`` matches, not the chain below it.
+``_plan`` replays torch's choice of path, which also decides the error text
+a bad call gets (for example an ``mm`` message for a folded batch).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from ._core import BinaryNode, Node, SavedTensor, binary, record, saved
+from ._shape_util import broadcast_shapes
+
+
+def _cpp(d: np.dtype) -> str:
+    name = _dtype.from_np(d).cpp_name
+    return name
+
+
+def _scalar(d: np.dtype) -> str:
+    return _dtype.from_np(d).scalar_name
+
+
+def _prod(shape: Any) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _not_implemented_for_bool(kernel: str, d: np.dtype) -> None:
+    if d.kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar(d)}'")
+
+
+# -- torch's argument checks, one per kernel ---------------------------------------------------
+
+def _check_mm(s1: tuple, s2: tuple, d1: np.dtype, d2: np.dtype) -> None:
+    if len(s1) != 2:
+        raise RuntimeError("self must be a matrix")
+    if len(s2) != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if s1[1] != s2[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s1[0]}x{s1[1]} and "
+                           f"{s2[0]}x{s2[1]})")
+    if d1 != d2:
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{_cpp(d1)} != {_cpp(d2)}")
+    _not_implemented_for_bool("addmm_impl_cpu_", d1)
+
+
+def _check_mv(sm: tuple, sv: tuple, dm: np.dtype, dv: np.dtype) -> None:
+    if len(sm) != 2 or len(sv) != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {len(sm)}, {len(sv)}")
+    if sm[1] != sv[0]:
+        raise RuntimeError(f"size mismatch, got input ({sm[0]}), mat ({sm[0]}x{sm[1]}), "
+                           f"vec ({sv[0]})")
+    if dm != dv:
+        raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                           f"{_scalar(dv)}, {_scalar(dm)}, and {_scalar(dv)}")
+    _not_implemented_for_bool("addmv_impl_cpu", dm)
+
+
+def _check_dot(s1: tuple, s2: tuple, d1: np.dtype, d2: np.dtype) -> None:
+    if len(s1) != 1 or len(s2) != 1:
+        raise RuntimeError(f"1D tensors expected, but got {len(s1)}D and {len(s2)}D tensors")
+    if d1 != d2:
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{_scalar(d1)} and {_scalar(d2)}")
+    if s1[0] != s2[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{s1[0]}] and src "
+                           f"[{s2[0]}] to have the same number of elements, but got {s1[0]} "
+                           f"and {s2[0]} elements respectively")
+    _not_implemented_for_bool("dot", d1)
+
+
+def _check_bmm(s1: tuple, s2: tuple, d1: np.dtype, d2: np.dtype) -> None:
+    if len(s1) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(s2) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if s2[0] != s1[0] or s2[1] != s1[2]:
+        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}].")
+    if d1 != d2:
+        raise RuntimeError(f"expected scalar type {_scalar(d1)} but found {_scalar(d2)}")
+    _not_implemented_for_bool("bmm", d1)
+
+
+# -- dot / mv / mm / bmm -------------------------------------------------------------------
+
+class _ProductNode(BinaryNode):
+    """A product's node: each input's gradient reads only the *other* input."""
+
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        if self.next_functions[0][0] is not None:
+            self.other = SavedTensor(b)
+        if self.next_functions[1][0] is not None:
+            self.self_ = SavedTensor(a)
+
+
+class DotBackward0(_ProductNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        ga = grad * saved(self, "other") if self.next_functions[0][0] is not None else None
+        gb = grad * saved(self, "self_") if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    """Inner product of two 1-D tensors of one dtype (grad_fn ``DotBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.dot(npgrad.tensor([1., 2.]), npgrad.tensor([3., 4.]))
+    tensor(11.)
+    """
+    a, b = input._data, other._data
+    _check_dot(a.shape, b.shape, a.dtype, b.dtype)
+    return binary(DotBackward0, input, other, np.asarray(np.dot(a, b), dtype=a.dtype))
+
+
+class MvBackward0(_ProductNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = outer(grad, saved(self, "other"))
+        if self.next_functions[1][0] is not None:
+            gb = mv(saved(self, "self_").mT, grad)
+        return ga, gb
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix times vector (grad_fn ``MvBackward0``)."""
+    a, b = input._data, vec._data
+    _check_mv(a.shape, b.shape, a.dtype, b.dtype)
+    return binary(MvBackward0, input, vec, np.matmul(a, b))
+
+
+class MmBackward0(_ProductNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = mm(grad, saved(self, "other").mT)
+        if self.next_functions[1][0] is not None:
+            gb = mm(saved(self, "self_").mT, grad)
+        return ga, gb
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Matrix product of two 2-D tensors of one dtype (grad_fn ``MmBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.mm(npgrad.ones(2, 3), npgrad.ones(3, 1))
+    tensor([[3.],
+            [3.]])
+    """
+    a, b = input._data, mat2._data
+    _check_mm(a.shape, b.shape, a.dtype, b.dtype)
+    return binary(MmBackward0, input, mat2, np.matmul(a, b))
+
+
+class BmmBackward0(_ProductNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = bmm(grad, saved(self, "other").mT)
+        if self.next_functions[1][0] is not None:
+            gb = bmm(saved(self, "self_").mT, grad)
+        return ga, gb
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of two 3-D tensors (grad_fn ``BmmBackward0``)."""
+    a, b = input._data, mat2._data
+    _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
+    return binary(BmmBackward0, input, mat2, np.matmul(a, b))
+
+
+# -- addmm / outer ----------------------------------------------------------------------------
+
+class AddmmBackward0(Node):
+    """``beta * self + alpha * (mat1 @ mat2)``; inputs (self, mat1, mat2)."""
+
+    __slots__ = ("mat1", "mat2", "alpha", "beta")
+    _saved_fields = ("mat1", "mat2")
+
+    def backward(self, grad: Tensor) -> tuple:
+        alpha, beta = self.alpha, self.beta
+        gs = g1 = g2 = None
+        if self.next_functions[0][0] is not None:
+            gs = grad if beta == 1 else grad * beta
+        if self.next_functions[1][0] is not None:
+            g1 = mm(grad, saved(self, "mat2").mT)
+            g1 = g1 if alpha == 1 else g1 * alpha
+        if self.next_functions[2][0] is not None:
+            g2 = mm(saved(self, "mat1").mT, grad)
+            g2 = g2 if alpha == 1 else g2 * alpha
+        return gs, g1, g2
+
+
+def _expand_error(self_shape: tuple, target: tuple, d: np.dtype) -> None:
+    """torch's message when ``self`` of addmm cannot broadcast to the product's shape."""
+    if len(self_shape) > len(target):
+        sizes = ", ".join(map(str, self_shape))
+        raise RuntimeError(f"expand(torch.{_dtype.from_np(d).legacy_type}{{[{sizes}]}}, "
+                           f"size=[{', '.join(map(str, target))}]): the number of sizes provided "
+                           f"({len(target)}) must be greater or equal to the number of dimensions "
+                           f"in the tensor ({len(self_shape)})")
+    lead = len(target) - len(self_shape)
+    for i, s in enumerate(self_shape):
+        if s != 1 and s != target[lead + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must match "
+                               f"the existing size ({s}) at non-singleton dimension {lead + i}.  "
+                               f"Target sizes: [{', '.join(map(str, target))}].  Tensor sizes: "
+                               f"[{', '.join(map(str, self_shape))}]")
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
+          alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` (grad_fn ``AddmmBackward0``); nn.Linear's op.
+
+    >>> import npgrad
+    >>> npgrad.addmm(npgrad.zeros(2), npgrad.ones(1, 3), npgrad.ones(3, 2))
+    tensor([[3., 3.]])
+    """
+    s, a, b = input._data, mat1._data, mat2._data
+    if a.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {a.ndim}-D tensor")
+    if b.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {b.ndim}-D tensor")
+    if a.dtype != b.dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                           f"{_scalar(a.dtype)} and {_scalar(b.dtype)}")
+    if s.dtype != b.dtype:
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{_scalar(s.dtype)} and {_scalar(b.dtype)}")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
+                           f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
+    _not_implemented_for_bool("addmm_impl_cpu_", a.dtype)
+    target = (a.shape[0], b.shape[1])
+    _expand_error(s.shape, target, s.dtype)
+    if a.dtype.kind in "iu":  # torch converts the scalars to the integer dtype
+        alpha, beta = int(alpha), int(beta)
+    prod = np.matmul(a, b)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # torch ignores `input` entirely then: NaNs in it do not propagate
+        out = np.broadcast_to(prod, target)
+    else:
+        out = prod + (s if beta == 1 else s * beta)
+    out = np.asarray(out, order="C").astype(b.dtype, copy=False)
+    res, node = record(AddmmBackward0, (input, mat1, mat2), out)
+    if node is not None:
+        node.alpha, node.beta = alpha, beta
+        node.mat1 = SavedTensor(mat1) if node.next_functions[2][0] is not None else None
+        node.mat2 = SavedTensor(mat2) if node.next_functions[1][0] is not None else None
+    return res
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """Outer product of two 1-D tensors: ``input[:, None] * vec2`` (grad_fn ``MulBackward0``)."""
+    from .pointwise import mul
+    from .shape import reshape
+
+    if input._data.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input._data.ndim}-D")
+    if vec2._data.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
+    return mul(reshape(input, (-1, 1)), vec2)
+
+
+ger = outer
+
+
+# -- matmul -----------------------------------------------------------------------------------
+
+class _MatmulNode(BinaryNode):
+    """A matmul recorded as one node (Note [How matmul is recorded]); inputs (self, other)."""
+
+    __slots__ = ("self_ndim", "other_ndim")
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_ndim, self.other_ndim = a._data.ndim, b._data.ndim
+        if self.next_functions[0][0] is not None:
+            self.other = SavedTensor(b)
+        if self.next_functions[1][0] is not None:
+            self.self_ = SavedTensor(a)
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .shape import reshape, unsqueeze
+
+        # Work with matrices: a 1-D operand is a row (self) or a column (other),
+        # and the gradient gets the axis that the 1-D operand dropped.
+        g = grad
+        if self.self_ndim == 1:
+            g = unsqueeze(g, -2)
+        if self.other_ndim == 1:
+            g = unsqueeze(g, -1)
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            b = saved(self, "other")
+            b2 = b if self.other_ndim > 1 else reshape(b, (1, -1))
+            ga = matmul(g, b2 if self.other_ndim == 1 else b2.mT)
+            if self.self_ndim == 1:  # drop the row axis; the engine sums the batch
+                ga = reshape(ga, ga._data.shape[:-2] + ga._data.shape[-1:])
+        if self.next_functions[1][0] is not None:
+            a = saved(self, "self_")
+            a2 = a if self.self_ndim > 1 else reshape(a, (-1, 1))
+            gb = matmul(a2 if self.self_ndim == 1 else a2.mT, g)
+            if self.other_ndim == 1:  # drop the column axis
+                gb = reshape(gb, gb._data.shape[:-1])
+        return ga, gb
+
+
+class SqueezeBackward4(_MatmulNode):
+    """matmul(1-D, 2-D): torch's squeeze of ``unsqueeze(0) @ mm``."""
+
+    __slots__ = ()
+
+
+class UnsafeViewBackward0(_MatmulNode):
+    """Batched matmul (folded into mm/mv, or through bmm)."""
+
+    __slots__ = ()
+
+
+class CloneBackward0(_MatmulNode):
+    """matmul(2-D, batch) computed transposed and made contiguous again."""
+
+    __slots__ = ()
+
+
+class TransposeBackward0(_MatmulNode):
+    """matmul(2-D, batch) computed transposed, already contiguous."""
+
+    __slots__ = ()
+
+
+class _Operand:
+    """What torch's path choice looks at: shape, strides (elements), requires_grad, dtype."""
+
+    __slots__ = ("shape", "strides", "requires_grad", "dtype")
+
+    def __init__(self, shape: tuple, strides: tuple, requires_grad: bool,
+                 dtype: np.dtype) -> None:
+        self.shape, self.strides = shape, strides
+        self.requires_grad, self.dtype = requires_grad, dtype
+
+    @classmethod
+    def of(cls, t: Tensor) -> _Operand:
+        d = t._data
+        item = d.itemsize
+        return cls(d.shape, tuple(s // item for s in d.strides), t._requires_grad, d.dtype)
+
+    def squeeze0(self) -> _Operand:
+        return _Operand(self.shape[1:], self.strides[1:], self.requires_grad, self.dtype)
+
+
+def _should_fold(t1: _Operand, t2: _Operand) -> bool:
+    """torch's test for computing a batched matmul as one mm/mv on a flattened batch."""
+    first_larger = len(t1.shape) >= len(t2.shape)
+    if first_larger:
+        big_shape, big_strides, small = t1.shape, t1.strides, t2
+    else:
+        big_shape = t2.shape[:-2] + (t2.shape[-1], t2.shape[-2])
+        big_strides = t2.strides[:-2] + (t2.strides[-1], t2.strides[-2])
+        small = t1
+    if not (len(big_shape) >= 3 and len(small.shape) in (1, 2)):
+        return False
+    if small.requires_grad:
+        return True
+    if len(t1.shape) == 2:
+        return False
+    if _prod(big_shape) == 0:
+        return True
+    # Foldable without a copy when the batch and row dims collapse into one.
+    # (torch's test, on strides: NumPy's strides of size-1 dims can differ from
+    # torch's, which can only change which error text a bad call gets.)
+    for i in range(len(big_shape) - 2):
+        if big_strides[i] != big_strides[i + 1] * big_shape[i + 1]:
+            return False
+    return True
+
+
+def _plan(t1: _Operand, t2: _Operand) -> type:
+    """The grad_fn class torch's matmul ends with, raising the error its path would raise."""
+    n1, n2 = len(t1.shape), len(t2.shape)
+    if n1 == 0 or n2 == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                           f"{n1}D and {n2}D")
+    if n1 == 1 and n2 == 1:
+        _check_dot(t1.shape, t2.shape, t1.dtype, t2.dtype)
+        return DotBackward0
+    if n1 == 2 and n2 == 1:
+        _check_mv(t1.shape, t2.shape, t1.dtype, t2.dtype)
+        return MvBackward0
+    if n1 == 1 and n2 == 2:
+        _check_mm((1,) + t1.shape, t2.shape, t1.dtype, t2.dtype)
+        return SqueezeBackward4
+    if n1 == 2 and n2 == 2:
+        _check_mm(t1.shape, t2.shape, t1.dtype, t2.dtype)
+        return MmBackward0
+    if _should_fold(t1, t2):
+        if n1 >= n2:
+            mat = (_prod(t1.shape[:-1]), t1.shape[-1])
+            if n2 == 1:
+                _check_mv(mat, t2.shape, t1.dtype, t2.dtype)
+            else:
+                _check_mm(mat, t2.shape, t1.dtype, t2.dtype)
+            return UnsafeViewBackward0
+        # Computed as (other^T @ input^T)^T with other^T folded into a matrix.
+        mat = (_prod(t2.shape[:-2]) * t2.shape[-1], t2.shape[-2])
+        if n1 == 1:
+            _check_mv(mat, t1.shape, t2.dtype, t1.dtype)
+            return UnsafeViewBackward0
+        _check_mm(mat, (t1.shape[1], t1.shape[0]), t2.dtype, t1.dtype)
+        rows, cols = t1.shape[0], t2.shape[-1]
+        if _prod(t2.shape[:-2]) * rows * cols == 0 or rows == 1 or cols == 1:
+            return TransposeBackward0
+        return CloneBackward0
+    if n1 == 3 and n2 == 3 and t1.shape[0] != t2.shape[0]:
+        # A batch of one that requires grad is squeezed, so that its gradient
+        # is not materialised at the full batch size.
+        if t1.shape[0] == 1 and t1.requires_grad:
+            return _plan(t1.squeeze0(), t2)
+        if t2.shape[0] == 1 and t2.requires_grad:
+            return _plan(t1, t2.squeeze0())
+    rows = t1.shape[-2] if n1 > 1 else 1
+    inner1 = t1.shape[-1]
+    inner2 = t2.shape[-2] if n2 > 1 else t2.shape[0]
+    cols = t2.shape[-1] if n2 > 1 else 1
+    batch = broadcast_shapes(t1.shape[:-2], t2.shape[:-2])
+    size = _prod(batch)
+    _check_bmm((size, rows, inner1), (size, inner2, cols), t1.dtype, t2.dtype)
+    return UnsafeViewBackward0
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """Matrix product with NumPy's rank rules; grad_fn as torch's (Note [How matmul is recorded]).
+
+    >>> import npgrad
+    >>> tuple((npgrad.ones(4, 2, 3) @ npgrad.ones(3)).shape)
+    (4, 2)
+    """
+    cls = _plan(_Operand.of(input), _Operand.of(other))
+    a, b = input._data, other._data
+    if cls is DotBackward0:
+        return dot(input, other)
+    if cls is MvBackward0:
+        return mv(input, other)
+    if cls is MmBackward0:
+        return mm(input, other)
+    out = np.matmul(a, b)
+    return binary(cls, input, other, np.asarray(out, order="C"))

@@ -1,0 +1,943 @@
+"""Reductions (sum, mean, max, var, norm...), cumsum and softmax: forward and backward together.
+
+Note [Reduced dimensions]
+Every reduction turns its ``dim`` argument into a sorted tuple of axes with
+``_reduce_axes`` (torch's wrapping and error texts, from ``_shape_util``) and
+remembers two shapes on its node: the input's (``self_sizes``) and the
+"kept" shape, the input's with every reduced axis set to 1 (``keep_shape``).
+Backward rules first give the incoming gradient the kept shape (a reshape,
+which is a no-op when ``keepdim=True``), then let broadcasting or ``expand``
+carry it back over the reduced axes.  A 0-dim input accepts ``dim`` 0 or -1,
+as torch does, and reduces nothing.
+
+What ``dim=()`` means differs between ops, exactly as in torch: ``sum``,
+``mean``, ``amax``, ``var``, ``norm`` reduce every dimension; ``all``/``any``
+reduce none; ``logsumexp`` refuses it unless ``keepdim=True``.
+
+Note [Reductions in float16]
+torch accumulates float16 reductions in float32 on the CPU, NumPy in float16;
+so float16 data is reduced in float32 and the result cast back.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._mode import _tls, RECORDING
+from .._tensor import Tensor, wrap
+from ._core import SavedTensor, UnaryNode, is_tensor, saved, unary
+from ._shape_util import wrap_dim, wrap_dims
+from .pointwise import zeros_like_grad
+from .pointwise import (abs, exp, maximum, minimum, pow, sign, where)  # noqa: A004
+
+_builtin_max = builtins.max
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+def _is_dim_sequence(dim: Any) -> bool:
+    return isinstance(dim, (tuple, list)) or type(dim).__name__ == "Size"
+
+
+def _reduce_axes(op: str, ndim: int, dim: Any, empty_means_all: bool = True) -> tuple:
+    """Sorted tuple of the axes to reduce (Note [Reduced dimensions])."""
+    if dim is None:
+        return tuple(range(ndim))
+    if _is_dim_sequence(dim):
+        axes = wrap_dims(tuple(dim), ndim)
+        if not axes and empty_means_all:
+            return tuple(range(ndim))
+    elif isinstance(dim, bool) or not (isinstance(dim, int) or hasattr(dim, "__index__")):
+        raise TypeError(f"{op}(): argument 'dim' must be tuple of ints, not "
+                        f"{type(dim).__name__}")
+    else:
+        axes = (wrap_dim(dim, ndim),)
+    if ndim == 0:
+        return ()
+    return tuple(sorted(axes))
+
+
+def _empty_dim_given(dim: Any, ndim: int, shape: tuple) -> Any:
+    """The first entry of ``dim`` (as the user wrote it) naming an empty dimension, or None.
+
+    amax/amin and the inf norms check this before looking for duplicates, and
+    print the dim unwrapped.
+    """
+    dims = tuple(dim) if _is_dim_sequence(dim) else (dim,)
+    for d in dims:
+        i = wrap_dim(d, ndim)
+        if ndim and shape[i] == 0:
+            return d
+    return None
+
+
+def _single_dim(op: str, ndim: int, dim: Any, position: int = 2) -> int | None:
+    """An ``int dim`` argument (cumsum, softmax, max(dim)...); None for a 0-dim input."""
+    if isinstance(dim, bool) or not (isinstance(dim, int) or (hasattr(dim, "__index__")
+                                                             and not _is_dim_sequence(dim))):
+        raise TypeError(f"{op}(): argument 'dim' (position {position}) must be int, not "
+                        f"{type(dim).__name__}")
+    d = wrap_dim(dim, ndim)
+    return d if ndim else None
+
+
+def _keep_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def _out_shape(shape: tuple, axes: tuple, keepdim: bool) -> tuple:
+    if keepdim:
+        return _keep_shape(shape, axes)
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _count(shape: tuple, axes: tuple) -> int:
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+def _acc(data: np.ndarray) -> np.ndarray:
+    """Data to reduce: float16 goes up to float32 (Note [Reductions in float16])."""
+    return data.astype(np.float32) if data.dtype == np.float16 else data
+
+
+def _finish(out: Any, dt: np.dtype, shape: tuple) -> np.ndarray:
+    out = np.asarray(out)
+    if out.dtype != dt:
+        out = out.astype(dt)
+    if out.shape != shape:
+        out = out.reshape(shape)
+    return out
+
+
+def _np_dtype_arg(dtype: Any) -> np.dtype | None:
+    if dtype is None:
+        return None
+    if isinstance(dtype, _dtype.dtype):
+        return dtype.np_dtype
+    return _dtype.from_np(np.dtype(dtype)).np_dtype
+
+
+def _scalar_name(d: np.dtype) -> str:
+    return _dtype.from_np(d).scalar_name
+
+
+def _check_autograd_dtype(input: Tensor, dt: np.dtype) -> None:
+    """torch refuses to record a differentiable op whose output is not floating."""
+    if dt.kind != "f" and _tls.mode == RECORDING and input._requires_grad:
+        raise RuntimeError(f"Autograd not support dtype: {_scalar_name(dt)}")
+
+
+def _restore(grad: Tensor, keep_shape: tuple) -> Tensor:
+    """The gradient of a reduction with the reduced axes back as size-1 axes."""
+    if grad._data.shape == keep_shape:
+        return grad
+    from .shape import reshape
+
+    return reshape(grad, keep_shape)
+
+
+def _expand(grad: Tensor, shape: tuple) -> Tensor:
+    if grad._data.shape == shape:
+        return grad
+    from .shape import expand
+
+    return expand(grad, shape)
+
+
+def _constant(data: np.ndarray) -> Tensor:
+    """A tensor that is never differentiated (masks, one-hot selections)."""
+    return wrap(data, 0)
+
+
+class _ReductionNode(UnaryNode):
+    """Base of reduction nodes: remembers the input shape and the kept shape."""
+
+    __slots__ = ("self_sizes", "keep_shape", "dim")
+
+
+def _record(cls: Any, input: Tensor, out: np.ndarray, axes: tuple) -> Tensor:
+    res = unary(cls, input, out)
+    node = res._grad_fn
+    if node is not None:
+        shape = input._data.shape
+        node.self_sizes = shape
+        node.keep_shape = _keep_shape(shape, axes)
+        node.dim = axes
+    return res
+
+
+# -- sum / mean / prod --------------------------------------------------------------------
+
+class SumBackward0(_ReductionNode):
+    """Sum of all elements: the gradient is broadcast back to every element."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return _expand(_restore(grad, self.keep_shape), self.self_sizes),
+
+
+class SumBackward1(SumBackward0):
+    """Sum over ``dim``."""
+
+    __slots__ = ()
+
+
+def _sum_dtype(d: np.dtype) -> np.dtype:
+    return np.dtype(np.int64) if d.kind in "biu" else d
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        dtype: Any = None) -> Tensor:
+    """Sum of elements; SumBackward0 without ``dim``, SumBackward1 with it.
+
+    Integer and bool tensors sum to int64.
+
+    >>> import npgrad
+    >>> npgrad.tensor([[1., 2.], [3., 4.]]).sum(0)
+    tensor([4., 6.])
+    """
+    data = input._data
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        _check_autograd_dtype(input, dt)
+        data = data.astype(dt, copy=False)
+    out_dt = _sum_dtype(data.dtype)
+    axes = _reduce_axes("sum", data.ndim, dim)
+    shape = _out_shape(data.shape, axes, keepdim)
+    if out_dt.kind == "f":
+        out = np.sum(_acc(data), axis=axes)
+    else:
+        out = np.sum(data, axis=axes, dtype=out_dt)
+    cls = SumBackward0 if dim is None and not keepdim else SumBackward1
+    return _record(cls, input, _finish(out, out_dt, shape), axes)
+
+
+class MeanBackward0(_ReductionNode):
+    __slots__ = ("count",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        g = _restore(grad, self.keep_shape) / self.count
+        return _expand(g, self.self_sizes),
+
+
+class MeanBackward1(MeanBackward0):
+    __slots__ = ()
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """Arithmetic mean; floating (or an explicit floating ``dtype``) only.
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., 2., 6.]).mean()
+    tensor(3.)
+    """
+    data = input._data
+    dt = _np_dtype_arg(dtype)
+    if dt is None and data.dtype.kind != "f":
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {_scalar_name(data.dtype)}")
+    if dt is not None:
+        if dt.kind != "f":
+            raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be "
+                               "either a floating point or complex dtype. Got: "
+                               f"{_scalar_name(dt)}")
+        data = data.astype(dt, copy=False)
+    axes = _reduce_axes("mean", data.ndim, dim)
+    n = _count(data.shape, axes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.sum(_acc(data), axis=axes) / np.asarray(n, dtype=_acc(data).dtype)
+    cls = MeanBackward0 if dim is None and not keepdim else MeanBackward1
+    res = _record(cls, input, _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)),
+                  axes)
+    if res._grad_fn is not None:
+        res._grad_fn.count = n
+    return res
+
+
+class ProdBackward0(_ReductionNode):
+    """Product: each element's gradient is the product of the others (zeros handled)."""
+
+    __slots__ = ()
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        g = _restore(grad, self.keep_shape)
+        zero = x._data == 0
+        if not zero.any():
+            return g * (_restore(saved(self, "result"), self.keep_shape) / x),
+        # With zeros, division by x is useless: the product of the nonzero
+        # elements is the gradient of a lone zero; with two zeros all is zero.
+        axes = self.dim
+        x_safe = where(_constant(zero), 1.0, x)
+        p_nz = prod_over(x_safe, axes)
+        n_zero = zero.sum(axis=axes, keepdims=True)
+        at_zero = _constant(zero & (n_zero == 1))
+        elsewhere = _constant(~zero & (n_zero == 0))
+        others = p_nz * at_zero + (p_nz / x_safe) * elsewhere
+        return g * others,
+
+
+class ProdBackward1(ProdBackward0):
+    __slots__ = ()
+
+
+def prod_over(input: Tensor, axes: tuple) -> Tensor:
+    """Product over several axes (keepdim), as repeated single-axis prods: for backward rules."""
+    out = input
+    for a in axes:
+        out = prod(out, a, True)
+    return out
+
+
+def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """Product of elements (one ``dim`` at most, as in torch); ProdBackward0/1."""
+    data = input._data
+    if dim is not None and _is_dim_sequence(dim):
+        raise TypeError("prod() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(dim).__name__}), but expected one of:\n"
+                        " * (Tensor input, *, torch.dtype dtype = None)\n"
+                        " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype "
+                        "dtype = None, Tensor out = None)\n")
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        _check_autograd_dtype(input, dt)
+        data = data.astype(dt, copy=False)
+    out_dt = _sum_dtype(data.dtype)
+    if dim is None:
+        axes = tuple(range(data.ndim))
+    else:
+        d = _single_dim("prod", data.ndim, dim)
+        axes = () if d is None else (d,)
+    out = np.prod(_acc(data) if out_dt.kind == "f" else data, axis=axes, dtype=None
+                  if out_dt.kind == "f" else out_dt)
+    cls = ProdBackward0 if dim is None else ProdBackward1
+    return _record(cls, input, _finish(out, out_dt, _out_shape(data.shape, axes, keepdim)),
+                   axes)
+
+
+# -- amax / amin / max / min ---------------------------------------------------------------
+
+def _check_nonempty(op: str, data: np.ndarray, axes: tuple, specified: bool,
+                    error: type = RuntimeError, hint: bool = True) -> None:
+    if data.size:
+        return
+    if not specified:
+        msg = f"{op}(): Expected reduction dim to be specified for input.numel() == 0."
+        if hint:
+            msg += " Specify the reduction dim with the 'dim' argument."
+        raise error(msg)
+    for a in axes:
+        if data.shape[a] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
+
+
+class AmaxBackward0(_ReductionNode):
+    """Gradient shared evenly among the elements equal to the extremum."""
+
+    __slots__ = ()
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")._data
+        r = saved(self, "result")._data.reshape(self.keep_shape)
+        mask = x == r
+        count = mask.sum(axis=self.dim, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = mask / count
+        return _restore(grad, self.keep_shape) * _constant(scale.astype(x.dtype, copy=False)),
+
+
+class AminBackward0(AmaxBackward0):
+    __slots__ = ()
+
+
+def _amax_like(op: str, cls: Any, np_fn: Any, input: Tensor, dim: Any,
+               keepdim: bool) -> Tensor:
+    data = input._data
+    specified = dim is not None and not (_is_dim_sequence(dim) and not dim)
+    if specified and data.size == 0:
+        bad = _empty_dim_given(dim, data.ndim, data.shape)
+        if bad is not None:
+            raise IndexError(f"{op}(): Expected reduction dim {bad} to have non-zero size.")
+    axes = _reduce_axes(op, data.ndim, dim)
+    _check_nonempty(op, data, axes, specified)
+    out = np_fn(data, axis=axes) if axes else data.copy()
+    return _record(cls, input, _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)),
+                   axes)
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
+    return _amax_like("amax", AmaxBackward0, np.amax, input, dim, keepdim)
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
+    return _amax_like("amin", AminBackward0, np.amin, input, dim, keepdim)
+
+
+class MaxBackward1(UnaryNode):
+    """``max()`` of all elements: torch's evenly_distribute rule (NaN selects the NaNs)."""
+
+    __slots__ = ()
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")._data
+        r = saved(self, "result")._data
+        mask = np.isnan(x) if np.isnan(r) else x == r
+        scale = (mask / mask.sum()).astype(x.dtype, copy=False)
+        return grad * _constant(scale),
+
+
+class MinBackward1(MaxBackward1):
+    __slots__ = ()
+
+
+class MaxBackward0(_ReductionNode):
+    """``max(dim)``: the gradient goes to the element at the returned index."""
+
+    __slots__ = ("indices",)
+    _saved_fields = ("self_", "result", "indices")
+
+    def backward(self, grad: Tensor) -> tuple:
+        idx = saved(self, "indices")._data
+        shape = self.self_sizes
+        if not self.dim:  # 0-dim input
+            return grad,
+        d = self.dim[0]
+        positions = np.arange(shape[d]).reshape((-1,) + (1,) * (len(shape) - d - 1))
+        onehot = positions == idx.reshape(self.keep_shape)
+        return _restore(grad, self.keep_shape) * _constant(onehot),
+
+
+class MinBackward0(MaxBackward0):
+    __slots__ = ()
+
+
+class _ReturnType(tuple):
+    """A (values, indices) pair printed like torch's ``torch.return_types`` named tuples."""
+
+    __slots__ = ()
+    n_fields = 2
+    n_sequence_fields = 2
+    n_unnamed_fields = 0
+
+    def __new__(cls, values: Any, indices: Any = None) -> Any:
+        if indices is None:  # built from one sequence, as torch allows
+            values, indices = values
+        return tuple.__new__(cls, (values, indices))
+
+    @property
+    def values(self) -> Tensor:
+        return self[0]
+
+    @property
+    def indices(self) -> Tensor:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return (f"npgrad.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
+                f"indices={self[1]!r})")
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self[0], self[1]))
+
+
+def _return_type(name: str) -> type:
+    cls = type(name, (_ReturnType,), {"__slots__": ()})
+    cls.__module__ = "npgrad.return_types"
+    cls.__qualname__ = name
+    return cls
+
+
+return_type_max = _return_type("max")
+return_type_min = _return_type("min")
+
+
+def _max_with_dim(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
+    data = input._data
+    if _is_dim_sequence(dim):
+        raise TypeError(f"{op}() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(dim).__name__}), but expected one of:\n"
+                        " * (Tensor input, *, Tensor out = None)\n"
+                        " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                        " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors "
+                        "out = None)\n")
+    d = _single_dim(op, data.ndim, dim)
+    axes = () if d is None else (d,)
+    _check_nonempty(op, data, axes, True)
+    if d is None:
+        values, idx = data.copy(), np.zeros((), np.int64)
+    else:
+        arg = np.argmax if op == "max" else np.argmin
+        idx = np.expand_dims(arg(data, axis=d), d)
+        values = np.take_along_axis(data, idx, axis=d)
+        if not keepdim:
+            values, idx = np.squeeze(values, d), np.squeeze(idx, d)
+    idx = idx.astype(np.int64, copy=False)
+    cls = MaxBackward0 if op == "max" else MinBackward0
+    res = _record(cls, input, np.asarray(values, order="C"), axes)
+    indices = wrap(np.asarray(idx, order="C"), _tls.mode)
+    if res._grad_fn is not None:
+        res._grad_fn.indices = SavedTensor(indices, True)
+    return (return_type_max if op == "max" else return_type_min)(res, indices)
+
+
+def _max_all(op: str, input: Tensor) -> Tensor:
+    data = input._data
+    _check_nonempty(op, data, (), False)
+    out = np.amax(data) if op == "max" else np.amin(data)
+    return unary(MaxBackward1 if op == "max" else MinBackward1, input, _finish(out, data.dtype,
+                                                                             ()))
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        other: Any = None) -> Any:
+    """``max(t)``: largest element (MaxBackward1); ``max(t, dim)``: (values, indices)
+    (MaxBackward0); ``max(t, other_tensor)``: elementwise maximum.
+
+    >>> import npgrad
+    >>> npgrad.tensor([[1., 5.], [7., 2.]]).max(1).indices
+    tensor([1, 0])
+    """
+    if other is not None:
+        return maximum(input, other)
+    if is_tensor(dim):
+        return maximum(input, dim)
+    if dim is None:
+        return _max_all("max", input)
+    return _max_with_dim("max", input, dim, keepdim)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        other: Any = None) -> Any:
+    """Mirror of :func:`max` (MinBackward1, MinBackward0, minimum)."""
+    if other is not None:
+        return minimum(input, other)
+    if is_tensor(dim):
+        return minimum(input, dim)
+    if dim is None:
+        return _max_all("min", input)
+    return _max_with_dim("min", input, dim, keepdim)
+
+
+# -- var / std ----------------------------------------------------------------------------
+
+def _var_args(op: str, data: np.ndarray, dim: Any, unbiased: Any,
+              correction: Any) -> tuple:
+    if isinstance(dim, bool):  # var(True): the lone positional is `unbiased`
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}() received an invalid combination of arguments - got both "
+                        "'unbiased' and 'correction'")
+    if data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    elif is_tensor(correction):
+        correction = correction.item()
+    axes = _reduce_axes(op, data.ndim, dim)
+    return axes, correction
+
+
+def _var_forward(op: str, data: np.ndarray, axes: tuple, correction: Any,
+                 keepdim: bool) -> np.ndarray:
+    acc = _acc(data)
+    n = _count(data.shape, axes)
+    dof = n - correction
+    if dof <= 0:
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = np.sum(acc, axis=axes, keepdims=True) / np.asarray(n, acc.dtype)
+        dev = acc - mu
+        ss = np.sum(dev * dev, axis=axes)
+        out = ss / np.asarray(_builtin_max(dof, 0), acc.dtype)
+    return _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim))
+
+
+class VarBackward0(_ReductionNode):
+    __slots__ = ("correction",)
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return _var_backward(self, _restore(grad, self.keep_shape)),
+
+
+def _var_backward(node: Any, g: Tensor) -> Tensor:
+    x = saved(node, "self_")
+    dof = _count(node.self_sizes, node.dim) - node.correction
+    with np.errstate(divide="ignore"):
+        factor = float(np.float64(2.0) / np.float64(dof))
+    return g * factor * (x - mean(x, node.dim, True) if node.dim else x - x)
+
+
+class StdBackward0(VarBackward0):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        r = _restore(saved(self, "result"), self.keep_shape)
+        g = _restore(grad, self.keep_shape)
+        g = where(r == 0, 0.0, g / (r * 2))
+        return _var_backward(self, g),
+
+
+def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Variance (Bessel-corrected unless ``unbiased=False`` or ``correction=0``); VarBackward0.
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., 2., 3.]).var()
+    tensor(1.)
+    """
+    data = input._data
+    axes, corr = _var_args("var", data, dim, unbiased, correction)
+    res = _record(VarBackward0, input, _var_forward("var", data, axes, corr, keepdim), axes)
+    if res._grad_fn is not None:
+        res._grad_fn.correction = corr
+    return res
+
+
+def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Standard deviation: the square root of :func:`var`; StdBackward0."""
+    data = input._data
+    axes, corr = _var_args("std", data, dim, unbiased, correction)
+    out = np.sqrt(_var_forward("std", data, axes, corr, keepdim))
+    res = _record(StdBackward0, input, out, axes)
+    if res._grad_fn is not None:
+        res._grad_fn.correction = corr
+    return res
+
+
+# -- logsumexp ---------------------------------------------------------------------------
+
+class LogsumexpBackward0(_ReductionNode):
+    __slots__ = ()
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        r = _restore(saved(self, "result"), self.keep_shape)
+        return _restore(grad, self.keep_shape) * exp(x - r),
+
+
+def _np_logsumexp(data: np.ndarray, axes: tuple) -> np.ndarray:
+    if not axes:
+        return data.copy()
+    m = np.amax(data, axis=axes, keepdims=True) if data.size else np.zeros(
+        _keep_shape(data.shape, axes), data.dtype)
+    m = np.where(np.isfinite(m), m, 0).astype(data.dtype, copy=False)
+    with np.errstate(divide="ignore", under="ignore"):
+        s = np.sum(np.exp(data - m), axis=axes, keepdims=True)
+        return np.log(s) + m
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input), dim))`` computed without overflow; LogsumexpBackward0."""
+    data = input._data
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not "
+                        "NoneType")
+    if data.dtype.kind != "f":
+        data = data.astype(_dtype.get_default_dtype().np_dtype)
+    axes = _reduce_axes("logsumexp", data.ndim, dim)
+    if _is_dim_sequence(dim) and not dim and data.ndim and data.size and not keepdim:
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape "
+                           f"[{', '.join('1' for _ in data.shape)}]")
+    out = _np_logsumexp(_acc(data), axes)
+    return _record(LogsumexpBackward0, input,
+                   _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)), axes)
+
+
+# -- norm ----------------------------------------------------------------------------------
+
+class LinalgVectorNormBackward0(_ReductionNode):
+    """Gradients of the vector p-norms (torch's rules, including 0 at a zero norm)."""
+
+    __slots__ = ("ord",)
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        p = self.ord
+        x = saved(self, "self_")
+        g = _restore(grad, self.keep_shape)
+        if p == 0:  # torch returns an undefined (None) gradient here
+            return None,
+        if p == 1:
+            return sign(x) * g,
+        r = _restore(saved(self, "result"), self.keep_shape)
+        if p == 2:
+            return x * where(r == 0, 0.0, g / r),
+        if math.isinf(p):
+            xd = x._data
+            mask = np.abs(xd) == r._data
+            count = mask.sum(axis=self.dim, keepdims=True) if self.dim else mask.astype(int)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scale = (mask / count).astype(xd.dtype, copy=False)
+            return sign(x) * g * _constant(scale),
+        if p < 1:
+            scaled = where(r == 0, 0.0, g / pow(r, p - 1))
+            return sign(x) * pow(abs(x), p - 1) * scaled,
+        scaled = where(r == 0, 0.0, g / pow(r, p - 1))
+        return x * pow(abs(x), p - 2) * scaled,
+
+
+def _np_vector_norm(data: np.ndarray, p: float, axes: tuple) -> np.ndarray:
+    a = np.abs(data)
+    if not axes:
+        return a if p != 0 else (a != 0).astype(data.dtype)
+    if p == 0:
+        return np.sum(a != 0, axis=axes).astype(data.dtype)
+    if p == math.inf:
+        return np.amax(a, axis=axes)
+    if p == -math.inf:
+        return np.amin(a, axis=axes)
+    if p == 1:
+        return np.sum(a, axis=axes)
+    if p == 2:
+        return np.sqrt(np.sum(a * a, axis=axes))
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.power(np.sum(np.power(a, p), axis=axes), 1.0 / p)
+
+
+def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
+    """torch.linalg.vector_norm: the p-norm of the elements over ``dim``."""
+    data = input._data
+    if data.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_scalar_name(data.dtype)}")
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        if dt.kind != "f":
+            raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, "
+                               f"but got {_scalar_name(dt)}")
+        if dt.itemsize < data.dtype.itemsize:
+            raise RuntimeError("linalg.vector_norm: the dtype of the input "
+                               f"({_scalar_name(data.dtype)}) should be convertible without "
+                               f"narrowing to the specified dtype ({_scalar_name(dt)})")
+        data = data.astype(dt, copy=False)
+    p = float(ord)
+    if math.isinf(p) and data.size == 0:
+        sign_txt = "-inf" if p < 0 else "inf"
+        if dim is None or (_is_dim_sequence(dim) and not dim):
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {sign_txt} norm on an "
+                               "empty tensor because the operation does not have an identity")
+        bad = _empty_dim_given(dim, data.ndim, data.shape)
+        if bad is not None:  # torch's text lacks the space after the dim
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {sign_txt} norm on the "
+                               f"dimension {bad}because this dimension is empty and the "
+                               "operation does not have an identity")
+    axes = _reduce_axes("linalg.vector_norm", data.ndim, dim)
+    out = _np_vector_norm(_acc(data), p, axes)
+    res = _record(LinalgVectorNormBackward0, input,
+                  _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)), axes)
+    if res._grad_fn is not None:
+        res._grad_fn.ord = p
+    return res
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
+    """torch.norm: vector norms over ``dim`` (``'fro'`` is the 2-norm of the elements).
+
+    >>> import npgrad
+    >>> npgrad.tensor([3., 4.]).norm()
+    tensor(5.)
+    """
+    if isinstance(dim, int) and not isinstance(dim, bool):
+        dims: Any = [dim]
+    else:
+        dims = dim
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return vector_norm(input, 2, dims, keepdim, dtype=dtype)
+        if dims is None:
+            dims = list(range(input._data.ndim))
+        if len(dims) != 2:
+            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                               + " ".join(str(d) for d in dims))
+        if p == "nuc":
+            raise NotImplementedError("npgrad does not implement the nuclear norm")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
+
+
+# -- argmax / argmin / all / any (never differentiable) -------------------------------------
+
+def _arg_reduce(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    data = input._data
+    if dim is not None and (_is_dim_sequence(dim) or isinstance(dim, float)):
+        _single_dim(op, data.ndim, dim)  # argument type errors come first
+    if data.dtype.kind == "b":
+        raise RuntimeError(f"{op}(): does not support bool input")
+    fn = np.argmax if op == "argmax" else np.argmin
+    if dim is None:
+        _check_nonempty(op, data, (), False, IndexError, hint=False)
+        out = np.asarray(fn(data.reshape(-1)) if data.ndim else 0, dtype=np.int64)
+        if keepdim:
+            out = out.reshape((1,) * data.ndim)
+        return wrap(out, _tls.mode)
+    d = _single_dim(op, data.ndim, dim)
+    if d is None:
+        return wrap(np.zeros((), np.int64), _tls.mode)
+    _check_nonempty(op, data, (d,), True)
+    out = fn(data, axis=d, keepdims=keepdim).astype(np.int64, copy=False)
+    return wrap(np.asarray(out, order="C"), _tls.mode)
+
+
+def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest element (the first one on ties); int64, no gradient."""
+    return _arg_reduce("argmax", input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest element (the first one on ties); int64, no gradient."""
+    return _arg_reduce("argmin", input, dim, keepdim)
+
+
+def _logical_reduce(op: str, fn: Any, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    data = input._data
+    axes = _reduce_axes(op, data.ndim, dim, empty_means_all=False)
+    out = fn(data, axis=axes, keepdims=keepdim) if axes else data.astype(bool)
+    out_dt = np.uint8 if data.dtype == np.uint8 else np.bool_
+    return wrap(np.asarray(out).astype(out_dt, copy=False), _tls.mode)
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element is nonzero (bool; uint8 stays uint8, as in torch)."""
+    return _logical_reduce("all", np.all, input, dim, keepdim)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether some element is nonzero (bool; uint8 stays uint8, as in torch)."""
+    return _logical_reduce("any", np.any, input, dim, keepdim)
+
+
+# -- cumsum --------------------------------------------------------------------------------
+
+class CumsumBackward0(UnaryNode):
+    """The gradient of a running sum is the reversed running sum of the gradient."""
+
+    __slots__ = ("dim",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        d = self.dim
+        if d is None:
+            return grad,
+        # sum_{j >= i} g_j, written as total - cumsum + g so that it stays in npgrad ops.
+        return sum(grad, d, True) - cumsum(grad, d) + grad,
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sum along ``dim`` (ints and bools accumulate in int64); CumsumBackward0."""
+    data = input._data
+    d = _single_dim("cumsum", data.ndim, dim)
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        _check_autograd_dtype(input, dt)
+        data = data.astype(dt, copy=False)
+    out_dt = _sum_dtype(data.dtype)
+    if d is None:
+        out = data.astype(out_dt)
+    else:
+        out = np.cumsum(_acc(data), axis=d, dtype=None if out_dt.kind == "f" else out_dt)
+    res = unary(CumsumBackward0, input, _finish(out, out_dt, data.shape))
+    if res._grad_fn is not None:
+        res._grad_fn.dim = d
+    return res
+
+
+# -- softmax / log_softmax ----------------------------------------------------------------
+
+def _softmax_input(op: str, input: Tensor, dim: Any, dtype: Any) -> tuple:
+    data = input._data
+    d = _single_dim(op, data.ndim, dim)
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        data = data.astype(dt, copy=False)
+    if data.dtype.kind != "f" and data.size:
+        last = d is None or d == data.ndim - 1
+        kernel = f"{op}_lastdim_kernel_impl" if last else f"{op}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_scalar_name(data.dtype)}'")
+    return data, d
+
+
+class SoftmaxBackward0(UnaryNode):
+    __slots__ = ("dim",)
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        y = saved(self, "result")
+        if self.dim is None:
+            return zeros_like_grad(grad),
+        return y * (grad - sum(grad * y, self.dim, True)),
+
+
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x), dim)``, computed stably; SoftmaxBackward0 (saves the result).
+
+    >>> import npgrad
+    >>> npgrad.tensor([0., 0.]).softmax(0)
+    tensor([0.5000, 0.5000])
+    """
+    data, d = _softmax_input("softmax", input, dim, dtype)
+    acc = _acc(data)
+    if d is None:
+        out = np.ones_like(acc)
+    else:
+        with np.errstate(invalid="ignore", under="ignore"):
+            e = np.exp(acc - np.amax(acc, axis=d, keepdims=True)) if acc.size else acc.copy()
+            out = e / np.sum(e, axis=d, keepdims=True)
+    res = unary(SoftmaxBackward0, input, _finish(out, data.dtype, data.shape))
+    if res._grad_fn is not None:
+        res._grad_fn.dim = d
+    return res
+
+
+class LogSoftmaxBackward0(UnaryNode):
+    __slots__ = ("dim",)
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        y = saved(self, "result")
+        if self.dim is None:
+            return zeros_like_grad(grad),
+        return grad - exp(y) * sum(grad, self.dim, True),
+
+
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``x - logsumexp(x, dim)``; LogSoftmaxBackward0 (saves the result)."""
+    data, d = _softmax_input("log_softmax", input, dim, dtype)
+    acc = _acc(data)
+    if d is None:
+        out = np.zeros_like(acc)
+    else:
+        out = acc - _np_logsumexp(acc, (d,)) if acc.size else acc.copy()
+    res = unary(LogSoftmaxBackward0, input, _finish(out, data.dtype, data.shape))
+    if res._grad_fn is not None:
+        res._grad_fn.dim = d
+    return res
+
