@@ -1189,9 +1189,7 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
 
 
 def current_view_grad_fn(view: Tensor) -> Any:
-    from ._ops.views import refresh_view_grad_fn
-
-    return refresh_view_grad_fn(view)
+    return _views.refresh_view_grad_fn(view)
 
 
 # The op functions the methods above delegate to.  Imported last because the
@@ -1215,6 +1213,7 @@ from ._ops.shape import (  # noqa: E402
     unbind, unflatten, unsqueeze, view,
 )
 from ._ops.indexing import getitem, nonzero, setitem  # noqa: E402
+from ._ops import views as _views  # noqa: E402
 from ._ops.inplace import (  # noqa: E402
     add_, clamp_, copy_, div_, exp_, fill_, masked_fill_, mul_, neg_, normal_, pow_, relu_,
     sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,

@@ -20,7 +20,8 @@ import numpy as np
 
 from .. import _dtype
 from .._mode import _tls, INFERENCE, RECORDING
-from .._tensor import Tensor, edge_of, wrap, wrap_result
+from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
+                       wrap, wrap_result)
 from ..autograd.graph import Node, SavedTensor
 from ._shape_util import broadcast_shapes
 
@@ -221,8 +222,6 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
     ``requires_grad=True`` (as torch's does) and remembers that it was made so,
     because an in-place write to it with grad on is an error.
     """
-    from .._tensor import INFERENCE_COUNTER, TensorExtra, version_counter, _make
-
     mode = _tls.mode
     if type(out) is not ndarray:
         out = np.asarray(out)

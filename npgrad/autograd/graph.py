@@ -28,6 +28,9 @@ import weakref
 from typing import Any, Callable
 
 from . import anomaly_mode
+# npgrad._tensor imports this module while it is itself being imported; the
+# package attribute below resolves at call time, never at import time.
+from .. import _tensor as _tensor_module  # noqa: E402
 
 _next_sequence_nr = itertools.count().__next__
 
@@ -166,9 +169,7 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
     def backward(self, grad: Any) -> tuple:
-        from .._tensor import accumulate_into_grad  # late: tensor imports graph
-
-        accumulate_into_grad(self.variable, grad)
+        _tensor_module.accumulate_into_grad(self.variable, grad)
         return ()
 
 
@@ -179,12 +180,10 @@ class SavedTensor:
                  "_packed", "_unpack_hook", "_released")
 
     def __init__(self, tensor: Any, is_output: bool = False) -> None:
-        from .._tensor import save_check  # late import: tensor imports graph
-
         self._released = False
         self._unpack_hook = None
         self._is_output = is_output
-        self._vc, self._version = save_check(tensor)
+        self._vc, self._version = _tensor_module.save_check(tensor)
         if is_output:
             self._tensor = None
             self._data = tensor._data
@@ -214,13 +213,11 @@ class SavedTensor:
     def unpack(self, node: Node) -> Any:
         if self._released:
             raise RuntimeError(SECOND_BACKWARD_MSG)
-        from .._tensor import check_saved_version, rebuild_output
-
         if self._unpack_hook is not None:
             return self._unpack_hook(self._packed)
         if self._is_output:
-            return rebuild_output(self, node)
-        check_saved_version(self, self._tensor, node)
+            return _tensor_module.rebuild_output(self, node)
+        _tensor_module.check_saved_version(self, self._tensor, node)
         return self._tensor
 
 
