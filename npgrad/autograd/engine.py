@@ -206,6 +206,8 @@ def _call_node_anomaly(node: Node, grads: list) -> tuple:
         outputs = node.backward(*grads)
         if node._hooks is not None:
             outputs = _run_post_hooks(node, outputs, grads)
+        if anomaly_mode._anomaly_check_nan:
+            _check_nan(node, outputs)
     except Exception:
         trace = node._anomaly_trace
         if trace is None:
@@ -216,12 +218,14 @@ def _call_node_anomaly(node: Node, grads: list) -> tuple:
                    f"the error:\n{trace}")
         warnings.warn(msg, UserWarning, stacklevel=2)
         raise
-    if anomaly_mode._anomaly_check_nan:
-        for i, g in enumerate(outputs):
-            if g is not None and np.isnan(g._data).any():
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
-                                   "output.")
     return outputs
+
+
+def _check_nan(node: Node, outputs: tuple) -> None:
+    for i, g in enumerate(outputs):
+        if g is not None and np.isnan(g._data).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")
 
 
 def _run_pre_hooks(node: Node, grads: list) -> list:

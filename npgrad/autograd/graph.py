@@ -24,6 +24,7 @@ later unpack raises torch's "backward through the graph a second time" error.
 from __future__ import annotations
 
 import itertools
+import os
 import weakref
 from typing import Any, Callable
 
@@ -43,11 +44,17 @@ SECOND_BACKWARD_MSG = (
 )
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def _forward_trace() -> str:
-    """The user's stack at node creation, recorded only in anomaly mode."""
+    """The user's stack at node creation (npgrad's own frames cut), kept only in anomaly mode."""
     import traceback
 
-    return "".join(traceback.format_stack()[:-3])
+    frames = traceback.extract_stack()
+    while frames and frames[-1].filename.startswith(_PACKAGE_DIR):
+        frames.pop()
+    return "".join(traceback.format_list(frames))
 
 
 class RemovableHandle:
