@@ -123,6 +123,12 @@ SNIPPETS = [
     'print(T.set_grad_enabled(False)); T.set_grad_enabled(True)',
     'x = T.ones(2, requires_grad=True); y = (x*2).sum()\nwith T.no_grad(): y.backward()\nprint(x.grad)',
     'x = T.ones(2, requires_grad=True)\nwith T.no_grad(): y = x.clone()\nprint(y.requires_grad, y.grad_fn, x.clone().grad_fn)',
+    't = T.tensor([1., -2., 3.], requires_grad=True); w = T.tensor([-1., 1., -1.], requires_grad=True); x = t*1; x.mul_(w); x.sum().backward(); print(t.grad, w.grad)',
+    't = T.tensor([1., -2., 3.], requires_grad=True); w = T.tensor([2., 1., 3.], requires_grad=True); x = t*1; x.div_(w); x.sum().backward(); print(t.grad, w.grad)',
+    't = T.tensor([1., 2., 3.], requires_grad=True); x = t*1; x.pow_(2); x.sum().backward(); print(t.grad)',
+    't = T.tensor([1., 2., 3.], requires_grad=True); w = T.tensor([2., 1., 3.], requires_grad=True); x = t*1; v = x[:2]; v.mul_(w[:2]); x.sum().backward(); print(t.grad, w.grad)',
+    't = T.tensor([1., 2., 3.], requires_grad=True); x = t*1; v = x[1:]; v.pow_(3); (x*x).sum().backward(); print(t.grad)',
+    't = T.tensor([1., 2., 3.], requires_grad=True); x = t*1; x.clamp_(1.5, 2.5); x.sum().backward(); print(t.grad)',
 ]
 
 

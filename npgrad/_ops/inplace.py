@@ -132,6 +132,7 @@ def apply_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> Tens
             return inplace_on_view(self, op, args, kwargs)
         old = _alias(self)
         res = op(old, *args, **kwargs)
+        keep_old_value(old, res)
         write_inplace(self, res._data)
         adopt_result(self, old, res)
         return self
@@ -139,6 +140,21 @@ def apply_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> Tens
     write_inplace(self, res._data)
     bump_version(self)
     return self
+
+
+def keep_old_value(old: Tensor, res: Tensor) -> None:
+    """If ``res``'s node saved the pre-write value, give the alias a private copy of it.
+
+    Must run before the write-back: afterwards the storage holds the new value.
+    """
+    node = res._grad_fn
+    if node is None:
+        return
+    for field in node._saved_fields:
+        saved = getattr(node, field, None)
+        if type(saved) is SavedTensor and saved._tensor is old:
+            old._data = old._data.copy()
+            return
 
 
 def adopt_result(self: Tensor, old: Tensor, res: Tensor) -> None:
@@ -151,9 +167,7 @@ def adopt_result(self: Tensor, old: Tensor, res: Tensor) -> None:
         saved = getattr(node, field, None)
         if type(saved) is not SavedTensor:
             continue
-        if saved._tensor is old:
-            old._data = old._data.copy()  # keep the value from before the write
-        elif saved._is_output:
+        if saved._is_output:
             saved._data = self._data
             saved._vc = version_counter(self)
             saved._version = saved._vc.version

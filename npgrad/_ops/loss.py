@@ -1,13 +1,21 @@
-"""Loss ops with torch's fused grad_fns: MseLossBackward0 and NllLossBackward0."""
+"""Loss ops, each built the way torch builds it: fused nodes where torch has one, else composed.
+
+Fused (one node, backward in npgrad ops): MseLossBackward0, SmoothL1LossBackward0,
+HuberLossBackward0, NllLossBackward0 / NllLoss2DBackward0, BinaryCrossEntropyBackward0,
+BinaryCrossEntropyWithLogitsBackward0.  Composed of ordinary ops, as in torch: l1_loss,
+weighted regression losses, cross_entropy (log_softmax + nll_loss, or the probability-target
+and label-smoothing formulas), so the top grad_fn is the one torch shows.
+"""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
-from ._core import Node, SavedTensor, binary_arrays, record, saved
+from .._tensor import Tensor, wrap
+from ._core import Node, SavedTensor, UnaryNode, record, saved, unary
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -17,69 +25,346 @@ def _reduction_check(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-class MseLossBackward0(Node):
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """torch's mapping of the deprecated ``size_average``/``reduce`` flags."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  f"reduction='{_legacy_name(size_average, reduce)}' instead.", UserWarning,
+                  stacklevel=3)
+    return _legacy_name(size_average, reduce)
+
+
+def _legacy_name(size_average: Any, reduce: Any) -> str:
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    return "sum" if reduce else "none"
+
+
+def _size_warning(input: Tensor, target: Tensor) -> None:
+    if input._data.shape != target._data.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", UserWarning, stacklevel=3)
+
+
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple:
+    """torch.broadcast_tensors for two operands (expand only the ones that need it)."""
+    from ._shape_util import broadcast_shapes
+    from .shape import expand
+
+    a, b = input._data.shape, target._data.shape
+    if a == b:
+        return input, target
+    shape = broadcast_shapes(a, b)
+    return (input if a == shape else expand(input, shape),
+            target if b == shape else expand(target, shape))
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    from .reduction import mean, sum as sum_
+
+    if reduction == "none":
+        return loss
+    return mean(loss) if reduction == "mean" else sum_(loss)
+
+
+def _reduce_np(loss: np.ndarray, reduction: str) -> np.ndarray:
+    if reduction == "none":
+        return loss
+    return np.asarray(loss.mean() if reduction == "mean" else loss.sum(), dtype=loss.dtype)
+
+
+def _weighted(loss: Tensor, weight: Tensor, reduction: str) -> Tensor:
+    """``loss * weight`` reduced torch's way: the mean divides by the sum of the weights."""
+    from .reduction import sum as sum_
+
+    weighted = loss * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return sum_(weighted)
+    if reduction == "mean":
+        return sum_(weighted) / sum_(weight)
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     "'sum'.")
+
+
+def _check_weight_size(input: Tensor, weight: Tensor) -> None:
+    if weight._data.shape != input._data.shape:
+        raise ValueError("Weights and input must have the same size.")
+
+
+class _PairLossNode(Node):
+    """Base of fused losses of ``(self, target)``: the backward scales one elementwise grad."""
+
     __slots__ = ("self_", "target", "reduction")
     _saved_fields = ("self_", "target")
 
+    def _scaled(self, grad: Tensor, elementwise: Tensor) -> Tensor:
+        """``grad * elementwise``, divided by the element count for ``reduction='mean'``."""
+        g = grad * elementwise
+        if self.reduction == "mean" and elementwise._data.size:
+            g = g * (1.0 / elementwise._data.size)
+        return g
+
     def backward(self, grad: Tensor) -> tuple:
         x, y = saved(self, "self_"), saved(self, "target")
-        diff = x - y
-        scale = 2.0 / diff._data.size if self.reduction == "mean" else 2.0
-        g = grad * diff * scale
+        g = self._scaled(grad, self.d_input(x, y))
         return (g if self.next_functions[0][0] is not None else None,
                 -g if self.next_functions[1][0] is not None else None)
+
+    def d_input(self, x: Tensor, y: Tensor) -> Tensor:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+def _pair_loss(cls: type, input: Tensor, target: Tensor, out: np.ndarray, reduction: str,
+               **attrs: Any) -> Tensor:
+    res, node = record(cls, (input, target), np.asarray(out))
+    if node is not None:
+        node.self_ = SavedTensor(input)
+        node.target = SavedTensor(target)
+        node.reduction = reduction
+        for k, v in attrs.items():
+            setattr(node, k, v)
+    return res
+
+
+# -- regression losses -------------------------------------------------------------------
+
+class MseLossBackward0(_PairLossNode):
+    __slots__ = ()
+
+    def d_input(self, x: Tensor, y: Tensor) -> Tensor:
+        return (x - y) * 2.0
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
              reduction: str = "mean", weight: Any = None) -> Tensor:
     """Mean squared error (grad_fn ``MseLossBackward0``)."""
+    _size_warning(input, target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    x, y = _broadcast_pair(input, target)
+    if weight is not None:
+        _check_weight_size(input, weight)
+        return _weighted((x - y) ** 2, weight, reduction)
     _reduction_check(reduction)
-    if input._data.shape != target._data.shape:
-        import warnings
+    a, b = x._data, y._data
+    dt = _dtype.result_type_np((a, b))
+    sq = np.square(a.astype(dt, copy=False) - b.astype(dt, copy=False))
+    return _pair_loss(MseLossBackward0, x, y, _reduce_np(sq, reduction), reduction)
 
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size "
-            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", UserWarning, stacklevel=2)
-    a, b = binary_arrays(input, target)
-    sq = np.square(a - b)
-    out = sq if reduction == "none" else (sq.mean() if reduction == "mean" else sq.sum())
-    res, node = record(MseLossBackward0, (input, target), np.asarray(out, dtype=sq.dtype))
-    if node is not None:
-        node.self_ = SavedTensor(input)
-        node.target = SavedTensor(target)
-        node.reduction = reduction
-    return res
 
+def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+            reduction: str = "mean", weight: Any = None) -> Tensor:
+    """Mean absolute error: ``abs(input - target)`` reduced (grad_fn MeanBackward0 / ...)."""
+    from .pointwise import abs as abs_
+
+    _size_warning(input, target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    x, y = _broadcast_pair(input, target)
+    if weight is not None:
+        _check_weight_size(input, weight)
+        return _weighted(abs_(x - y), weight, reduction)
+    _reduction_check(reduction)
+    return _reduce(abs_(x - y), reduction)
+
+
+class SmoothL1LossBackward0(_PairLossNode):
+    __slots__ = ("beta",)
+
+    def d_input(self, x: Tensor, y: Tensor) -> Tensor:
+        from .pointwise import abs as abs_, sign, where
+
+        d = x - y
+        return where(abs_(d) < self.beta, d / self.beta, sign(d))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic below ``beta``, linear above (grad_fn ``SmoothL1LossBackward0``)."""
+    _size_warning(input, target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    _reduction_check(reduction)
+    x, y = _broadcast_pair(input, target)
+    d = np.abs(x._data - y._data)
+    loss = np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).astype(d.dtype, copy=False)
+    return _pair_loss(SmoothL1LossBackward0, x, y, _reduce_np(loss, reduction), reduction,
+                      beta=beta)
+
+
+class HuberLossBackward0(_PairLossNode):
+    __slots__ = ("delta",)
+
+    def d_input(self, x: Tensor, y: Tensor) -> Tensor:
+        from .pointwise import abs as abs_, sign, where
+
+        d = x - y
+        return where(abs_(d) < self.delta, d, sign(d) * self.delta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Any = None) -> Tensor:
+    """Quadratic below ``delta``, ``delta``-scaled linear above (grad_fn ``HuberLossBackward0``)."""
+    _size_warning(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x, y = _broadcast_pair(input, target)
+    if weight is not None:
+        _check_weight_size(input, weight)
+        _reduction_check(reduction)
+        return _reduce(huber_loss(x, y, "none", delta) * weight, reduction)
+    _reduction_check(reduction)
+    d = np.abs(x._data - y._data)
+    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).astype(d.dtype,
+                                                                             copy=False)
+    return _pair_loss(HuberLossBackward0, x, y, _reduce_np(loss, reduction), reduction,
+                      delta=delta)
+
+
+# -- binary cross-entropy ------------------------------------------------------------------
+
+_BCE_EPS = 1e-12
+
+
+class BinaryCrossEntropyBackward0(_PairLossNode):
+    __slots__ = ("weight",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .pointwise import clamp_min, log, log1p
+
+        x, y = saved(self, "self_"), saved(self, "target")
+        w = self.weight
+        gx = gy = None
+        if self.next_functions[0][0] is not None:
+            gx = (x - y) / clamp_min((1 - x) * x, _BCE_EPS)
+            gx = self._scaled(grad, gx if w is None else gx * w)
+        if self.next_functions[1][0] is not None:
+            gy = clamp_min(log1p(-x), -100) - clamp_min(log(x), -100)
+            gy = self._scaled(grad, gy if w is None else gy * w)
+        return gx, gy
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """``-w (t log x + (1 - t) log(1 - x))``, logs clamped at -100 (grad_fn ``BinaryCrossEntropyBackward0``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if target._data.shape != input._data.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         "size.")
+    _reduction_check(reduction)
+    x, t = input._data, target._data
+    if np.any((x < 0) | (x > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if np.any((t < 0) | (t > 1)):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_x = np.maximum(np.log(x), -100)
+        log_1mx = np.maximum(np.log1p(-x), -100)
+    loss = -(t * log_x + (1 - t) * log_1mx)
+    w = None
+    if weight is not None:
+        w = weight
+        loss = loss * weight._data
+    loss = loss.astype(x.dtype, copy=False)
+    return _pair_loss(BinaryCrossEntropyBackward0, input, target, _reduce_np(loss, reduction),
+                      reduction, weight=w)
+
+
+class BinaryCrossEntropyWithLogitsBackward0(_PairLossNode):
+    __slots__ = ("weight", "pos_weight")
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .pointwise import relu, sigmoid, exp, abs as abs_, log1p
+
+        x, y = saved(self, "self_"), saved(self, "target")
+        w, pw = self.weight, self.pos_weight
+        gx = gy = None
+        if self.next_functions[0][0] is not None:
+            if pw is None:
+                gx = sigmoid(x) - y
+            else:
+                lw = (pw - 1) * y + 1
+                gx = (1 - y) - lw * (1 - sigmoid(x))
+            gx = self._scaled(grad, gx if w is None else gx * w)
+        if self.next_functions[1][0] is not None:
+            if pw is None:
+                gy = -x
+            else:
+                softplus_neg = log1p(exp(-abs_(x))) + relu(-x)
+                gy = (pw - 1) * softplus_neg - x
+            gy = self._scaled(grad, gy if w is None else gy * w)
+        return gx, gy
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, size_average: Any = None,
+                                     reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Sigmoid and binary cross-entropy in one stable op (grad_fn ``BinaryCrossEntropyWithLogitsBackward0``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if target._data.shape != input._data.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    _reduction_check(reduction)
+    x, t = input._data, target._data
+    softplus_neg = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
+    if pos_weight is not None:
+        lw = (pos_weight._data - 1) * t + 1
+        loss = (1 - t) * x + lw * softplus_neg
+    else:
+        loss = (1 - t) * x + softplus_neg
+    if weight is not None:
+        loss = loss * weight._data
+    loss = np.asarray(loss).astype(x.dtype, copy=False)
+    return _pair_loss(BinaryCrossEntropyWithLogitsBackward0, input, target,
+                      _reduce_np(loss, reduction), reduction, weight=weight,
+                      pos_weight=pos_weight)
+
+
+# -- negative log-likelihood and cross-entropy -------------------------------------------------
 
 class NllLossBackward0(Node):
+    """Gradient of picking ``-w[t] * input[n, t]``: a scatter of the upstream grad (linear in it)."""
+
     __slots__ = ("target", "weight", "reduction", "ignore_index", "total_weight", "in_shape")
     _saved_fields = ("target",)
 
     def backward(self, grad: Tensor) -> tuple:
-        from .._tensor import wrap
         from .._mode import _tls
 
         target = saved(self, "target")._data
-        classes = self.in_shape[1] if len(self.in_shape) > 1 else self.in_shape[0]
-        w = self.weight if self.weight is not None else np.ones(classes, dtype=grad._data.dtype)
+        in_shape = self.in_shape
+        classes = in_shape[1] if len(in_shape) > 1 else in_shape[0]
+        dt = grad._data.dtype
+        w = self.weight if self.weight is not None else np.ones(classes, dtype=dt)
         flat_target = target.reshape(-1)
         valid = flat_target != self.ignore_index
         safe = np.where(valid, flat_target, 0)
         coeff = -w[safe] * valid
         if self.reduction == "mean":
             coeff = coeff / self.total_weight
-        coeff = coeff.astype(grad._data.dtype)
-        # d loss / d input[n, target_n] = coeff_n * upstream
-        one_hot = np.zeros((flat_target.size, classes), dtype=grad._data.dtype)
-        one_hot[np.arange(flat_target.size), safe] = coeff
-        layout = _class_last_shape(self.in_shape)
-        scatter = np.moveaxis(one_hot.reshape(layout), -1, 1 if len(self.in_shape) > 1 else 0)
+        one_hot = np.zeros((flat_target.size, classes), dtype=dt)
+        one_hot[np.arange(flat_target.size), safe] = coeff.astype(dt)
+        layout = _class_last_shape(in_shape)
+        scatter = np.moveaxis(one_hot.reshape(layout), -1, 1 if len(in_shape) > 1 else 0)
         scatter_t = wrap(np.ascontiguousarray(scatter), _tls.mode)
-        if self.reduction == "none":
-            g = grad.unsqueeze(1) if len(self.in_shape) > 1 else grad
-            return g * scatter_t,
+        if self.reduction == "none" and len(in_shape) > 1:
+            return grad.unsqueeze(1) * scatter_t,
         return grad * scatter_t,
+
+
+class NllLoss2DBackward0(NllLossBackward0):
+    __slots__ = ()
 
 
 def _class_last_shape(in_shape: tuple) -> tuple:
@@ -88,32 +373,46 @@ def _class_last_shape(in_shape: tuple) -> tuple:
     return (in_shape[0],) + tuple(in_shape[2:]) + (in_shape[1],)
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
-             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of class indices (grad_fn ``NllLossBackward0``)."""
-    _reduction_check(reduction)
-    x = input._data
-    t = target._data
+def _shape_list(shape: tuple) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _nll_checks(x: np.ndarray, t: np.ndarray) -> None:
     if t.dtype.kind not in "iu":
         raise RuntimeError("expected scalar type Long but found "
                            + _dtype.from_np(t.dtype).scalar_name)
+    if x.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
     if x.ndim == 1:
-        if t.ndim != 0:
-            raise ValueError(f"Expected input batch_size ({1}) to match target batch_size "
-                             f"({t.shape[0]}).")
+        if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != 1):
+            raise ValueError(f"Expected input batch_size (1) to match target batch_size "
+                             f"({t.shape[0] if t.ndim else 1}).")
+        return
+    if t.ndim == 0 or x.shape[0] != t.shape[0]:
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
+                         f"batch_size ({t.shape[0] if t.ndim else 0}).")
+    if x.ndim > 2 and t.shape[1:] != x.shape[2:]:
+        raise RuntimeError(f"Expected target size {_shape_list((x.shape[0],) + x.shape[2:])}, "
+                           f"got {_shape_list(t.shape)}")
+
+
+def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+         reduction: str) -> Tensor:
+    x, t = input._data, target._data
+    if x.ndim == 1:
         classes_last = x.reshape(1, -1)
-        flat_t = t.reshape(1)
     else:
-        if t.ndim == 0 or x.shape[0] != t.shape[0]:
-            raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
-                             f"batch_size ({t.shape[0] if t.ndim else 0}).")
         classes_last = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
-        flat_t = t.reshape(-1)
+    flat_t = t.reshape(-1)
     classes = classes_last.shape[1]
     valid = flat_t != ignore_index
-    if np.any((flat_t[valid] < 0) | (flat_t[valid] >= classes)):
-        bad = int(flat_t[valid][(flat_t[valid] < 0) | (flat_t[valid] >= classes)][0])
-        raise IndexError(f"Target {bad} is out of bounds.")
+    bad = valid & ((flat_t < 0) | (flat_t >= classes))
+    if np.any(bad):
+        raise IndexError(f"Target {int(flat_t[bad][0])} is out of bounds.")
+    if weight is not None and weight._data.shape != (classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes "
+                           f"or no classes but got weight tensor of shape: "
+                           f"{_shape_list(weight._data.shape)}")
     safe = np.where(valid, flat_t, 0)
     w = weight._data.astype(x.dtype) if weight is not None else np.ones(classes, dtype=x.dtype)
     wt = w[safe] * valid
@@ -124,8 +423,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     elif reduction == "sum":
         out = picked.sum()
     else:
-        out = picked.sum() / total_weight
-    res, node = record(NllLossBackward0, (input,), np.asarray(out, dtype=x.dtype))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = picked.sum() / total_weight
+    res, node = record(cls, (input,), np.asarray(out, dtype=x.dtype))
     if node is not None:
         node.target = SavedTensor(target)
         node.weight = w if weight is not None else None
@@ -136,12 +436,101 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     return res
 
 
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of class indices (grad_fn ``NllLossBackward0``, or
+    ``NllLoss2DBackward0`` for inputs with spatial dims)."""
+    from .shape import view
+
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _reduction_check(reduction)
+    x, t = input._data, target._data
+    _nll_checks(x, t)
+    if x.ndim <= 2:
+        return _nll(NllLossBackward0, input, target, weight, ignore_index, reduction)
+    if x.ndim == 4:
+        return _nll(NllLoss2DBackward0, input, target, weight, ignore_index, reduction)
+    n, c = x.shape[:2]
+    x4 = view(input, (n, c, 1, -1)) if x.size else view(input, (n, c, 1, int(np.prod(x.shape[2:]))))
+    t3 = target.reshape(n, 1, -1) if t.size else target.reshape(n, 1, int(np.prod(t.shape[1:])))
+    out = _nll(NllLoss2DBackward0, x4, t3, weight, ignore_index, reduction)
+    return view(out, t.shape) if reduction == "none" else out
+
+
+class DivBackward1(UnaryNode):
+    """Division by a Python number inside a composed loss (torch's ``div(Scalar)`` node)."""
+
+    __slots__ = ("other",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad / self.other,
+
+
+def _div_scalar(x: Tensor, other: float) -> Tensor:
+    data = x._data
+    res = unary(DivBackward1, x, np.asarray(data / other, dtype=data.dtype))
+    if res._grad_fn is not None:
+        res._grad_fn.other = other
+    return res
+
+
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """log_softmax over the class dimension followed by nll_loss (class-index targets)."""
-    from .reduction import log_softmax
+    """log_softmax over the class dim, then the NLL of class indices or of class probabilities.
 
-    class_dim = 0 if input._data.ndim == 1 else 1
-    return nll_loss(log_softmax(input, class_dim), target, weight, ignore_index=ignore_index,
-                    reduction=reduction)
+    >>> import npgrad as torch
+    >>> torch.nn.functional.cross_entropy(torch.zeros(1, 2), torch.tensor([0]))
+    tensor(0.6931)
+    """
+    from .reduction import log_softmax, sum as sum_
+    from .pointwise import masked_fill
+    from .shape import reshape
+
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _reduction_check(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    x = input._data
+    class_dim = 0 if x.ndim == 1 else 1
+    classes = x.shape[class_dim]
+    logp = log_softmax(input, class_dim)
+    w_view = None
+    if weight is not None:
+        w_view = reshape(weight, (classes,) + (1,) * (x.ndim - 1 - class_dim))
+
+    if target._data.shape == x.shape:  # class probabilities
+        if target._data.dtype.kind != "f":
+            raise RuntimeError("Expected floating point type for target with class "
+                               f"probabilities, got {_dtype.from_np(target._data.dtype).scalar_name}")
+        tgt = target
+        if label_smoothing > 0:
+            tgt = tgt * (1 - label_smoothing) + label_smoothing / classes
+        prod = logp * tgt
+        if w_view is not None:
+            prod = prod * w_view
+        if reduction == "none":
+            return -sum_(prod, class_dim)
+        if reduction == "sum":
+            return -sum_(prod)
+        count = x.size // classes if classes else 0
+        return _div_scalar(-sum_(prod), count)
+
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return nll
+    ignore = target._data == ignore_index
+    smooth = -sum_(logp * w_view if w_view is not None else logp, class_dim)
+    smooth = masked_fill(smooth, wrap(ignore, 0), 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            kept = target._data[~ignore].reshape(-1)
+            denom = wrap(np.asarray(weight._data[kept].sum(), dtype=x.dtype), 0)
+        else:
+            denom = wrap(np.asarray((~ignore).sum(), dtype=np.int64), 0)
+        smooth_red = sum_(smooth) / denom
+    elif reduction == "sum":
+        smooth_red = sum_(smooth)
+    else:
+        smooth_red = smooth
+    return nll * (1 - label_smoothing) + smooth_red * (label_smoothing / classes)

@@ -19,7 +19,7 @@ from numpy.lib.stride_tricks import as_strided as np_as_strided
 
 from .._tensor import Tensor, _make, edge_of
 from ._core import Node, new_node, record, view_result
-from .inplace import adopt_result, write_inplace
+from .inplace import adopt_result, keep_old_value, write_inplace
 
 
 class Geometry:
@@ -165,6 +165,7 @@ def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict) -> Te
     old = _make(Tensor, view._data, view._grad_fn, True, None)
     old._output_nr = view._output_nr
     res = op(old, *args, **kwargs)
+    keep_old_value(old, res)
     write_inplace(view, res._data)
     fn = res._grad_fn
     adopt_result(view, old, res)
