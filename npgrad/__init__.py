@@ -87,4 +87,8 @@ def __getattr__(name: str) -> Any:
     # nn, optim and utils load on first use so that `import npgrad` stays fast.
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in ("save", "load", "serialization"):
+        # safetensors-backed save/load: imported on first use (safetensors is an optional extra)
+        serialization = importlib.import_module(f"{__name__}.serialization")
+        return serialization if name == "serialization" else getattr(serialization, name)
     raise AttributeError(f"module 'npgrad' has no attribute '{name}'")

@@ -1,0 +1,365 @@
+"""The Optimizer base: parameter groups, per-parameter state, state dicts, zero_grad, step hooks.
+
+Note [Optimizer updates are NumPy writes]
+torch's default optimizers on CPU run their "for-loop" implementation: one
+parameter at a time, a short sequence of in-place tensor ops under no_grad.
+npgrad runs the same sequence of operations, in the same order and in the
+parameter's dtype, directly on the NumPy storage of the parameter and of its
+state tensors (``_inplace`` below).  Nothing is recorded, no temporary Tensor
+objects are built, and each torch in-place op on a tensor is one version bump
+here, so ``p._version`` moves as torch's does and ``p`` stays a leaf.  The
+results agree with torch to float32 rounding (torch's CPU kernels fuse some
+multiply-adds, NumPy does not).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import defaultdict
+from copy import deepcopy
+from itertools import chain
+from typing import Any, Callable
+
+import numpy as np
+
+from .._mode import _tls
+from .._tensor import Tensor, bump_version
+from .._ops.inplace import check_inplace
+from ..autograd.grad_mode import enable_grad
+from ..autograd.graph import RemovableHandle, _HookDict
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks a default that every parameter group must give a value for."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj: Any) -> str:
+    """The name torch's messages use for an object (``torch.FloatTensor`` for tensors)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        name = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        name = obj.__name__
+    else:
+        module = type(obj).__module__ or ""
+        name = type(obj).__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+def _to_scalar(x: Any) -> Any:
+    """A Python number for a hyper-parameter given as a one-element tensor."""
+    if isinstance(x, Tensor):
+        return x.item()
+    return x
+
+
+def _scalar_dtype() -> Any:
+    """The dtype of the ``step`` counters torch keeps: float64 only if that is the default."""
+    from .. import _dtype
+
+    return _dtype.float64 if _dtype.get_default_dtype() is _dtype.float64 else _dtype.float32
+
+
+# -- the NumPy side of an update (see Note [Optimizer updates are NumPy writes]) --------
+
+def _inplace(t: Tensor) -> np.ndarray:
+    """The storage of ``t``, about to be written in place: torch's checks, one version bump."""
+    check_inplace(t, _tls.mode)
+    bump_version(t)
+    return t._data
+
+
+def _lerp_(self: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """``self.lerp_(end, weight)`` with torch's two-sided formula (exact at both ends)."""
+    w = self.dtype.type(weight)
+    if abs(weight) < 0.5:
+        self += w * (end - self)
+    else:
+        np.subtract(end, (end - self) * (self.dtype.type(1) - w), out=self)
+
+
+def _step_tensor(value: float) -> Tensor:
+    """The ``step`` counter torch keeps: a 0-dim tensor of the scalar dtype."""
+    from .._creation import _leaf
+
+    return _leaf(np.array(value, dtype=_scalar_dtype().np_dtype))
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    """A fresh state tensor (a moving average, a buffer) shaped and typed like ``p``."""
+    from .._creation import _leaf
+
+    return _leaf(np.zeros_like(p._data))
+
+
+def _grad_of(p: Tensor, maximize: bool) -> np.ndarray:
+    g = p._grad._data
+    return -g if maximize else g
+
+
+class Optimizer:
+    """Base class of the optimizers: holds ``param_groups`` and per-parameter ``state``.
+
+    ``params`` is an iterable of tensors, or of dicts (parameter groups) with a
+    ``"params"`` entry and per-group options; ``defaults`` fills in the options a
+    group does not give.
+
+    >>> import npgrad as torch
+    >>> w = torch.ones(2, requires_grad=True)
+    >>> opt = torch.optim.SGD([w], lr=0.5)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([0., 0.], requires_grad=True)
+    """
+
+    def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks: dict[int, Callable] = _HookDict()
+        self._optimizer_step_post_hooks: dict[int, Callable] = _HookDict()
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + _typename(params))
+        self.state: defaultdict[Any, Any] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A subclass's own ``step`` runs the step hooks around it (torch wraps it the same way).
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_runs_hooks", False):
+            cls.step = _with_step_hooks(step)  # type: ignore[method-assign]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", _HookDict())
+        self.__dict__.setdefault("_optimizer_step_post_hooks", _HookDict())
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+    # -- parameter groups ------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters (with its own options) to ``param_groups``."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. Please use a list "
+                "instead.")
+        else:
+            params = list(params)
+        tensors = []
+        names = []
+        for param in params:
+            if isinstance(param, tuple):  # (name, tensor) pairs, as from named_parameters()
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some "
+                                 "param names are missing")
+            param_group["param_names"] = names
+        for param in tensors:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len({id(p) for p in tensors}) != len(tensors):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen: set[int] = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+        if any(id(p) in seen for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # -- gradients and steps -----------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients: to ``None`` (default), or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p._grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if grad.grad_fn is not None:
+                        grad.detach_()
+                    else:
+                        grad.requires_grad_(False)
+                    grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        raise NotImplementedError
+
+    def _closure_loss(self, closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs before each ``step``; it may return new args."""
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    # -- state dicts -------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}``.
+
+        Parameters are replaced by their position over all groups; the state
+        tensors are the optimizer's own (not copies), as in torch.
+        """
+        index_of: dict[int, int] = {}
+        start = 0
+
+        def pack(group: dict[str, Any]) -> dict[str, Any]:
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                index_of.setdefault(id(p), i)
+            packed["params"] = [index_of[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack(g) for g in self.param_groups]
+        state = {(index_of[id(k)] if isinstance(k, Tensor) else k): v
+                 for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take the options and state of ``state_dict`` (made by ``state_dict()``)."""
+        state_dict = state_dict.copy()
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        param_of = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                            chain.from_iterable(g["params"] for g in groups)))
+        state: defaultdict[Any, Any] = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in param_of:
+                param = param_of[key]
+                state[param] = _cast_state(param, value, key, state_dict["param_groups"])
+            else:
+                state[key] = value
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            new_groups.append(saved)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+
+
+def _cast_state(param: Tensor, value: Any, param_id: Any, saved_groups: list,
+                key: Any = None) -> Any:
+    """A loaded state value in the parameter's dtype (``step`` counters stay as saved)."""
+    if isinstance(value, Tensor):
+        if key == "step":
+            group = next((g for g in saved_groups if param_id in g["params"]), {})
+            if group.get("capturable", False) or group.get("fused", False):
+                return value.to(dtype=_float32())
+            return value
+        if param.is_floating_point() and value.dtype != param.dtype:
+            return value.to(dtype=param.dtype)
+        return value
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, param_id, saved_groups, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v, param_id, saved_groups) for v in value)
+    return value
+
+
+def _float32() -> Any:
+    from .. import _dtype
+
+    return _dtype.float32
+
+
+def _with_step_hooks(step: Callable) -> Callable:
+    @functools.wraps(step)
+    def run_step(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._optimizer_step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {result}.")
+        out = step(self, *args, **kwargs)
+        for hook in list(self._optimizer_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    run_step._runs_hooks = True  # type: ignore[attr-defined]
+    return run_step
+
+
+def _check_differentiable(differentiable: bool) -> None:
+    if differentiable:
+        raise NotImplementedError("npgrad optimizers do not support differentiable=True: the "
+                                  "update is not recorded by autograd")
+
