@@ -224,15 +224,25 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 # -- random numbers ---------------------------------------------------------------------
 
 class Generator:
-    """A random-number generator (NumPy's PCG64); values differ from torch's."""
+    """A random-number generator (NumPy's PCG64); values differ from torch's.
+
+    The NumPy generator is made on first use: importing ``numpy.random`` costs
+    about a tenth of ``import npgrad``, and many programs never draw a number.
+    """
 
     def __init__(self, device: Any = "cpu") -> None:
-        self._rng = np.random.default_rng()
-        self._seed = None
+        self._numpy_rng = None
+        self._seed: int | None = None
+
+    @property
+    def _rng(self) -> Any:
+        if self._numpy_rng is None:
+            self._numpy_rng = np.random.default_rng(self._seed)
+        return self._numpy_rng
 
     def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
-        self._rng = np.random.default_rng(int(seed))
+        self._numpy_rng = None
         return self
 
     def initial_seed(self) -> int:

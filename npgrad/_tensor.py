@@ -201,8 +201,9 @@ def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
 
 
 def _strip_backward_suffix(name: str) -> str:
+    """``MulBackward0`` -> ``Mul``; a custom Function's ``MyFnBackward`` -> ``MyFn``."""
     i = name.rfind("Backward")
-    if i > 0 and name[i + 8:].isdigit():
+    if i > 0 and (name[i + 8:].isdigit() or i + 8 == len(name)):
         return name[:i]
     return name
 

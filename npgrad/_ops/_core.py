@@ -144,6 +144,47 @@ def unary(cls: Any, x: Tensor, out: Any) -> Tensor:
     return wrap(out, mode)
 
 
+def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
+    """A whole two-input op: operands, NumPy ``ufunc``, then record or wrap (the hot path).
+
+    Same steps as Note [The per-op path], with the common case (two tensors of
+    one dtype, or a tensor and a Python scalar that does not change its dtype)
+    handled inline, since every arithmetic operator goes through here.
+    """
+    ta = type(a) is Tensor
+    tb = type(b) is Tensor
+    if ta and tb and a._data.dtype is b._data.dtype:
+        ad, bd = a._data, b._data
+    elif ta and type(b) is float and a._data.dtype.kind == "f":
+        ad, bd = a._data, b
+    else:
+        ad, bd = binary_arrays(a, b)
+    try:
+        out = ufunc(ad, bd)
+    except ValueError:
+        _raise_broadcast(ad, bd)
+        raise
+    if type(out) is not ndarray:
+        out = np.asarray(out)
+    mode = _tls.mode
+    if mode == RECORDING and (requires_grad(a) or requires_grad(b)):
+        node = _new(cls)
+        node._init_node((edge_or_none(a), edge_or_none(b)), ((out.shape, out.dtype),))
+        res = wrap_result(out, node)
+        node.save(a, b, res)
+        return res
+    t = _new(Tensor)
+    t._data = out
+    t._grad_fn = None
+    t._requires_grad = False
+    t._vc = INFERENCE_COUNTER if mode & INFERENCE else None
+    t._output_nr = 0
+    t._base = None
+    t._grad = None
+    t._extra = None
+    return t
+
+
 def binary(cls: Any, a: Any, b: Any, out: Any) -> Tensor:
     """Finish a two-input op; ``cls.save(node, a, b, result)`` saves what backward needs."""
     mode = _tls.mode

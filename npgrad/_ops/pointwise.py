@@ -15,6 +15,7 @@ from .. import _dtype
 from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ._core import (BinaryNode, Node, SavedTensor, UnaryNode, as_array, binary, binary_arrays,
+                    binary_op,
                     binary_compute, is_tensor, record, requires_grad, saved, unary)
 
 _float_np = _dtype.float_result_np
@@ -80,12 +81,16 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """
     if not is_tensor(input):
         input, other = other, input
+    if alpha == 1:
+        return binary_op(AddBackward0, np.add, input, other)
     return _add_like(AddBackward0, np.add, input, other, alpha)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other`` (grad_fn ``SubBackward0``)."""
     _check_bool_sub(input, other)
+    if alpha == 1:
+        return binary_op(SubBackward0, np.subtract, input, other)
     return _add_like(SubBackward0, np.subtract, input, other, alpha)
 
 
@@ -105,10 +110,31 @@ class RsubBackward1(UnaryNode):
         return (-grad if self.alpha == 1 else grad * -self.alpha),
 
 
+class RsubBackward0(BinaryNode):
+    """``other - alpha * self`` with two tensors."""
+
+    __slots__ = ("alpha",)
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.alpha = 1
+
+    def backward(self, grad: Tensor) -> tuple:
+        alpha = self.alpha
+        return (-grad if alpha == 1 else grad * -alpha), grad
+
+
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    """``other - alpha * input`` for a Python scalar ``other`` (grad_fn ``RsubBackward1``)."""
+    """``other - alpha * input``: RsubBackward0 for a tensor ``other``, RsubBackward1 for a scalar."""
     if is_tensor(other):
-        return sub(other, input, alpha=alpha)
+        _check_bool_sub(other, input)
+        ad, bd = binary_arrays(input, other)
+        if alpha != 1:
+            _check_alpha(ad, bd, alpha)
+            ad = np.asarray(ad * alpha, dtype=ad.dtype)
+        res = binary(RsubBackward0, input, other, binary_compute(np.subtract, bd, ad))
+        if alpha != 1 and res._grad_fn is not None:
+            res._grad_fn.alpha = alpha
+        return res
     ad, bd = binary_arrays(input, other)
     res = unary(RsubBackward1, input, np.subtract(bd, ad * alpha if alpha != 1 else ad))
     if res._grad_fn is not None:
@@ -143,8 +169,7 @@ def mul(input: Any, other: Any) -> Tensor:
     """
     if not is_tensor(input):
         input, other = other, input
-    ad, bd = binary_arrays(input, other)
-    return binary(MulBackward0, input, other, binary_compute(np.multiply, ad, bd))
+    return binary_op(MulBackward0, np.multiply, input, other)
 
 
 multiply = mul
@@ -280,19 +305,32 @@ class RemainderBackward1(BinaryNode):
             self.self_ = SavedTensor(a)
             self.other = SavedTensor(b)
 
+    # d/d other of (self - other * q) with q = floor(self / other) piecewise constant
+    rounding = "floor"
+
     def backward(self, grad: Tensor) -> tuple:
         gb = None
         if self.next_functions[1][0] is not None:
-            gb = -grad * floor_divide(saved(self, "self_"), saved(self, "other"))
+            quotient = div(saved(self, "self_"), saved(self, "other"),
+                           rounding_mode=self.rounding)
+            gb = -grad * quotient
         return grad if self.next_functions[0][0] is not None else None, gb
 
 
 def remainder(input: Any, other: Any) -> Tensor:
-    """Python-style modulus (sign of the divisor); grad_fn ``RemainderBackward0/1``."""
+    """Python-style modulus (sign of the divisor); grad_fn ``RemainderBackward0/1``.
+
+    With a scalar dividend torch records no derivative (its grad_fn raises).
+    """
     ad, bd = binary_arrays(input, other)
     _check_int_zero_division(bd, ad)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = binary_compute(np.remainder, ad, bd)
+    if not is_tensor(input):
+        res, node = record(NotImplemented, (other,), out)
+        if node is not None:
+            node._op = "aten::remainder"
+        return res
     if is_tensor(other):
         return binary(RemainderBackward1, input, other, out)
     return unary(RemainderBackward0, input, out)
@@ -302,12 +340,20 @@ class FmodBackward0(RemainderBackward0):
     __slots__ = ()
 
 
+class FmodBackward1(RemainderBackward1):
+    __slots__ = ()
+    rounding = "trunc"
+
+
 def fmod(input: Tensor, other: Any) -> Tensor:
-    """C-style modulus (sign of the dividend)."""
+    """C-style modulus (sign of the dividend); FmodBackward0 (scalar) or 1 (tensor divisor)."""
     ad, bd = binary_arrays(input, other)
     _check_int_zero_division(bd, ad)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return unary(FmodBackward0, input, binary_compute(np.fmod, ad, bd))
+        out = binary_compute(np.fmod, ad, bd)
+    if is_tensor(other):
+        return binary(FmodBackward1, input, other, out)
+    return unary(FmodBackward0, input, out)
 
 
 # -- pow -----------------------------------------------------------------------------
@@ -749,13 +795,41 @@ class ClampBackward0(Node):
             in_range = below if in_range is None else in_range & below
         zero = zeros_like_grad(grad)
         gx = where(in_range, grad, zero) if self.next_functions[0][0] is not None else None
+        # When min > max the result is max everywhere, so max takes all the gradient.
         gmin = gmax = None
         if lo is not None and self.next_functions[1][0] is not None:
-            gmin = where(x < lo, grad, zero)
+            below = x < lo
+            gmin = where(below & (lo < hi) if hi is not None else below, grad, zero)
         if hi is not None and self.next_functions[2][0] is not None:
-            gmax = where((x > hi) & ((x >= lo) if lo is not None else True), grad, zero) \
-                if lo is not None else where(x > hi, grad, zero)
+            above = x > hi
+            gmax = where(above | (hi < lo) if lo is not None else above, grad, zero)
         return gx, gmin, gmax
+
+
+class ClampMinBackward1(BinaryNode):
+    """clamp_min with a tensor bound: gradient to self where x >= min, else to min."""
+
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_ = SavedTensor(a)
+        self.other = SavedTensor(b)
+
+    def _keep_self(self) -> Tensor:
+        return saved(self, "self_") >= saved(self, "other")
+
+    def backward(self, grad: Tensor) -> tuple:
+        keep = self._keep_self()
+        zero = zeros_like_grad(grad)
+        return (where(keep, grad, zero) if self.next_functions[0][0] is not None else None,
+                where(keep, zero, grad) if self.next_functions[1][0] is not None else None)
+
+
+class ClampMaxBackward1(ClampMinBackward1):
+    __slots__ = ()
+
+    def _keep_self(self) -> Tensor:
+        return saved(self, "self_") <= saved(self, "other")
 
 
 def _clamp_scalar(cls: Any, input: Tensor, lo: Any, hi: Any) -> Tensor:
@@ -804,13 +878,15 @@ clip = clamp
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     if is_tensor(min):
-        return clamp(input, min, None)
+        ad, bd = binary_arrays(input, min)
+        return binary(ClampMinBackward1, input, min, binary_compute(np.maximum, ad, bd))
     return _clamp_scalar(ClampMinBackward0, input, min, None)
 
 
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     if is_tensor(max):
-        return clamp(input, None, max)
+        ad, bd = binary_arrays(input, max)
+        return binary(ClampMaxBackward1, input, max, binary_compute(np.minimum, ad, bd))
     return _clamp_scalar(ClampMaxBackward0, input, None, max)
 
 
@@ -914,10 +990,27 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         from ._shape_util import broadcast_shapes
 
         broadcast_shapes(d.shape, m.shape)
-    res = unary(MaskedFillBackward0, input, out)
-    if res._grad_fn is not None:
-        res._grad_fn.mask = SavedTensor(mask)
+    if is_tensor(value):
+        res, node = record(MaskedFillBackward1, (input, value), out)
+    else:
+        res = unary(MaskedFillBackward0, input, out)
+        node = res._grad_fn
+    if node is not None:
+        node.mask = SavedTensor(mask)
     return res
+
+
+class MaskedFillBackward1(Node):
+    """masked_fill with a 0-dim tensor value: the value gets the masked positions' gradient."""
+
+    __slots__ = ("mask",)
+    _saved_fields = ("mask",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        mask = saved(self, "mask")
+        zero = zeros_like_grad(grad)
+        return (where(mask, zero, grad) if self.next_functions[0][0] is not None else None,
+                where(mask, grad, zero).sum() if self.next_functions[1][0] is not None else None)
 
 
 class LerpBackward0(Node):
@@ -931,9 +1024,31 @@ class LerpBackward0(Node):
                 grad * w if self.next_functions[1][0] is not None else None)
 
 
+class LerpBackward1(Node):
+    """lerp with a tensor weight: inputs (self, end, weight)."""
+
+    __slots__ = ("self_", "end", "weight")
+    _saved_fields = ("self_", "end", "weight")
+
+    def backward(self, grad: Tensor) -> tuple:
+        w = saved(self, "weight")
+        needs = [edge[0] is not None for edge in self.next_functions]
+        gw = grad * (saved(self, "end") - saved(self, "self_")) if needs[2] else None
+        return (grad * (1 - w) if needs[0] else None, grad * w if needs[1] else None, gw)
+
+
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """``input + weight * (end - input)``; LerpBackward0 (scalar weight) or 1 (tensor weight)."""
     ad, bd = binary_arrays(input, end)
-    w = float(weight) if not is_tensor(weight) else weight._data
+    if is_tensor(weight):
+        out = ad + weight._data.astype(ad.dtype, copy=False) * (bd - ad)
+        res, node = record(LerpBackward1, (input, end, weight), out)
+        if node is not None:
+            node.self_ = SavedTensor(input) if node.next_functions[2][0] is not None else None
+            node.end = SavedTensor(end) if node.next_functions[2][0] is not None else None
+            node.weight = SavedTensor(weight)
+        return res
+    w = float(weight)
     res, node = record(LerpBackward0, (input, end), ad + w * (bd - ad))
     if node is not None:
         node.weight = weight

@@ -928,6 +928,15 @@ class LogSoftmaxBackward0(UnaryNode):
         return grad - exp(y) * sum(grad, self.dim, True),
 
 
+def _np_log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    """(x - max) - log(sum(exp(x - max))): shifting first keeps float32 exact near large x."""
+    shift = np.max(x, axis=dim, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0)
+    shifted = x - shift
+    with np.errstate(divide="ignore"):
+        return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``x - logsumexp(x, dim)``; LogSoftmaxBackward0 (saves the result)."""
     data, d = _softmax_input("log_softmax", input, dim, dtype)
@@ -935,7 +944,7 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if d is None:
         out = np.zeros_like(acc)
     else:
-        out = acc - _np_logsumexp(acc, (d,)) if acc.size else acc.copy()
+        out = _np_log_softmax(acc, d) if acc.size else acc.copy()
     res = unary(LogSoftmaxBackward0, input, _finish(out, data.dtype, data.shape))
     if res._grad_fn is not None:
         res._grad_fn.dim = d

@@ -107,9 +107,11 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     if inputs is None:
         run_backward(roots, root_grads, retain_graph, create_graph)
         return
-    # backward(inputs=...): accumulate only into the given tensors.
+    # backward(inputs=...): accumulate only into the given tensors.  The engine runs
+    # the AccumulateGrad of leaf inputs itself (their hooks fire inside the backward
+    # run, as torch's); gradients of non-leaf inputs are captured and added below.
     captured = run_backward(roots, root_grads, retain_graph, create_graph, capture=capture,
-                            accumulate=False)
+                            accumulate=True)
     from .._mode import _tls, GRAD, INFERENCE
     from .._tensor import accumulate_into_grad
 
@@ -117,11 +119,8 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     _tls.mode = (previous & INFERENCE) | (GRAD if create_graph else 0)
     try:
         for t, g in zip(inputs, captured):
-            if g is not None:
-                if t._grad_fn is None:
-                    edge_of(t)[0].backward(g)
-                else:
-                    accumulate_into_grad(t, g)
+            if g is not None and t._grad_fn is not None:
+                accumulate_into_grad(t, g)
     finally:
         _tls.mode = previous
 
@@ -185,3 +184,20 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
             g = g.detach()
         result.append(g)
     return tuple(result)
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+
+
+# Custom Functions and the functional API load on first use: this package is
+# imported while npgrad._tensor itself is still loading, and they need Tensor.
+_LAZY_FROM_FUNCTION = ("Function", "FunctionCtx")
+_LAZY_SUBMODULES = ("function", "functional")
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _LAZY_FROM_FUNCTION:
+        return getattr(importlib.import_module(f"{__name__}.function"), name)
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

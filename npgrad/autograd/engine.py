@@ -138,10 +138,18 @@ def run_backward(roots: list, root_grads: list, retain_graph: bool, create_graph
 
     previous_mode = _tls.mode
     _tls.mode = (previous_mode & _mode.INFERENCE) | (_GRAD_ONLY if create_graph else 0)
+    _tasks.append(_GraphTask(nodes if needed is None else needed, capture is None))
     try:
         while ready:
             node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
+            if node in capture_at and not _executes(node, needed, accumulate):
+                # Note [Capture-only nodes]: as torch, a node reached only to read its
+                # incoming gradient runs its tensor hooks, is captured, and is not run.
+                grads = _run_tensor_pre_hooks(node, grads)
+                for i, nr in capture_at[node]:
+                    captured[i] = grads[nr]
+                continue
             if node._hooks is not None:
                 grads = _run_pre_hooks(node, grads)
             if node in capture_at:
@@ -171,7 +179,47 @@ def run_backward(roots: list, root_grads: list, retain_graph: bool, create_graph
                         _skip_without_grad(child, dependencies, buffers, ready, needed)
     finally:
         _tls.mode = previous_mode
+        _tasks.pop()
     return captured
+
+
+class _GraphTask:
+    """What hooks may ask about the backward run they are called from."""
+
+    __slots__ = ("id", "executes", "accumulates_all")
+    _ids = iter(range(1 << 62))
+
+    def __init__(self, executes: set, accumulates_all: bool) -> None:
+        self.id = next(_GraphTask._ids)
+        self.executes = executes
+        self.accumulates_all = accumulates_all
+
+
+# Backward runs in progress in this process, innermost last (backward may nest:
+# a reentrant checkpoint calls backward from inside a node).
+_tasks: list = []
+
+
+def current_graph_task_id() -> int:
+    """Id of the innermost backward run in progress, or -1 outside backward."""
+    return _tasks[-1].id if _tasks else -1
+
+
+def will_engine_execute_node(node: Node) -> bool:
+    """Whether the current backward run reaches ``node`` (torch's ``_will_engine_execute_node``)."""
+    if not _tasks:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+                           "pass")
+    return node in _tasks[-1].executes
+
+
+def _executes(node: Node, needed: set | None, accumulate: bool) -> bool:
+    """Whether a node on the way to a captured gradient must itself run."""
+    if needed is None:
+        return True
+    if type(node) is AccumulateGrad:
+        return accumulate
+    return any(child in needed for child, _ in node.next_functions if child is not None)
 
 
 def _skip_without_grad(node: Node, dependencies: dict, buffers: dict, ready: list,
@@ -226,6 +274,32 @@ def _check_nan(node: Node, outputs: tuple) -> None:
         if g is not None and np.isnan(g._data).any():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                "output.")
+
+
+def _run_tensor_pre_hooks(node: Node, grads: list) -> list:
+    """Hooks registered on the node's output tensors (a leaf's own hooks for AccumulateGrad)."""
+    if type(node) is AccumulateGrad:
+        extra = node.variable._extra
+        if extra is not None and extra.hooks and grads[0] is not None:
+            from .._tensor import _checked_hook_result
+
+            for hook in list(extra.hooks.values()):
+                new = hook(grads[0])
+                if new is not None:
+                    grads[0] = _checked_hook_result(hook, grads[0], new)
+    if node._hooks is None:
+        return grads
+    for nr, tensor_hooks in node._hooks.tensor_pre_hooks.items():
+        for hook in list(tensor_hooks.values()):
+            g = grads[nr]
+            if g is None:
+                continue
+            new = hook(g)
+            if new is not None:
+                from .._tensor import _checked_hook_result
+
+                grads[nr] = _checked_hook_result(hook, g, new)
+    return grads
 
 
 def _run_pre_hooks(node: Node, grads: list) -> list:

@@ -23,6 +23,7 @@ later unpack raises torch's "backward through the graph a second time" error.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import weakref
@@ -34,7 +35,14 @@ from . import anomaly_mode
 from .. import _tensor as _tensor_module  # noqa: E402
 
 _next_sequence_nr = itertools.count().__next__
+_ACCUMULATE_GRAD_SEQ = 2 ** 63 - 1
 
+PACK_HOOK_INPLACE_MSG = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to "
+    "pack hook cannot be modified by in-place operations as this can lead to unexpected "
+    "side-effects. Please open an issue if you need to perform in-place operations on the "
+    "input to a pack hook."
+)
 SECOND_BACKWARD_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -94,9 +102,10 @@ def _add_hook(hooks: _HookDict, fn: Callable) -> RemovableHandle:
 class NodeHooks:
     """Hooks attached to one node; absent (None) on nearly every node."""
 
-    __slots__ = ("pre_hooks", "post_hooks", "tensor_pre_hooks", "retains_grad")
+    __slots__ = ("pre_hooks", "post_hooks", "tensor_pre_hooks", "retains_grad", "metadata")
 
     def __init__(self) -> None:
+        self.metadata: dict | None = None  # Node.metadata, made on first access
         self.pre_hooks: _HookDict = _HookDict()
         self.post_hooks: _HookDict = _HookDict()
         # output_nr -> hooks registered with Tensor.register_hook on that output
@@ -159,7 +168,11 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict of the user's own, kept with the node (torch's ``Node.metadata``)."""
+        hooks = self._get_hooks()
+        if hooks.metadata is None:
+            hooks.metadata = {}
+        return hooks.metadata
 
 
 class AccumulateGrad(Node):
@@ -170,6 +183,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Any) -> None:
         data = variable._data
         self._init_node((), ((data.shape, data.dtype),))
+        # As torch's: an AccumulateGrad runs as soon as it is ready, before any other
+        # ready node (its sequence number is the largest there is).
+        self._seq = _ACCUMULATE_GRAD_SEQ
         self.variable = variable
 
     def name(self) -> str:
@@ -205,8 +221,11 @@ class SavedTensor:
         from .grad_mode import no_grad
 
         pack, unpack = _saved_tensor_hooks_stack[-1]
+        version = self._vc.version
         with no_grad():
             self._packed = pack(tensor)
+        if self._vc.version != version:
+            raise RuntimeError(PACK_HOOK_INPLACE_MSG)
         self._unpack_hook = unpack
         self._tensor = None
         self._data = None
@@ -221,7 +240,11 @@ class SavedTensor:
         if self._released:
             raise RuntimeError(SECOND_BACKWARD_MSG)
         if self._unpack_hook is not None:
-            return self._unpack_hook(self._packed)
+            result = self._unpack_hook(self._packed)
+            if not isinstance(result, _tensor_module.Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                                f"got result of type {type(result).__name__}")
+            return result
         if self._is_output:
             return _tensor_module.rebuild_output(self, node)
         _tensor_module.check_saved_version(self, self._tensor, node)
@@ -230,3 +253,180 @@ class SavedTensor:
 
 # Stack of (pack, unpack) pairs installed by autograd.graph.saved_tensors_hooks.
 _saved_tensor_hooks_stack: list = []
+
+
+# -- saved tensor hooks and multi-grad hooks ---------------------------------------------
+#
+# Note [Saved tensor hooks]
+# While a ``saved_tensors_hooks(pack, unpack)`` block is active, every tensor a
+# *recorded* op saves for backward is handed to ``pack`` (once, at forward time,
+# with grad off) and only what ``pack`` returns is kept; ``unpack`` turns it
+# back into the tensor backward uses.  Ops that are not recorded save nothing,
+# so they call neither hook.  ``SavedTensor._pack`` applies the innermost pair.
+# ``disable_saved_tensors_hooks(msg)`` makes installing hooks an error (``msg``).
+
+_hooks_disabled_message: list = []  # innermost message last; empty when hooks are allowed
+
+
+class saved_tensors_hooks:
+    """Context manager: pack and unpack every tensor saved for backward inside it.
+
+    >>> import npgrad
+    >>> from npgrad.autograd.graph import saved_tensors_hooks
+    >>> packed = []
+    >>> x = npgrad.tensor([1., 2.], requires_grad=True)
+    >>> with saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+    ...     y = x * x
+    >>> len(packed)
+    2
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any],
+                 unpack_hook: Callable[[Any], Any]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        if _hooks_disabled_message and _hooks_disabled_message[-1] is not None:
+            raise RuntimeError(_hooks_disabled_message[-1])
+        _saved_tensor_hooks_stack.append((self.pack_hook, self.unpack_hook))
+
+    def __exit__(self, *args: object) -> None:
+        _saved_tensor_hooks_stack.pop()
+
+
+class _DisableSavedTensorsHooks:
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        _hooks_disabled_message.append(self.error_message)
+        if _saved_tensor_hooks_stack:
+            # torch refuses to disable hooks while some are installed.
+            _hooks_disabled_message.pop()
+            raise RuntimeError(self.error_message)
+
+    def __exit__(self, *args: object) -> None:
+        _hooks_disabled_message.pop()
+
+
+def disable_saved_tensors_hooks(error_message: str) -> _DisableSavedTensorsHooks:
+    """Context manager under which installing saved tensor hooks raises ``error_message``.
+
+    >>> import npgrad
+    >>> from npgrad.autograd.graph import disable_saved_tensors_hooks, saved_tensors_hooks
+    >>> with disable_saved_tensors_hooks("not here"):
+    ...     try:
+    ...         with saved_tensors_hooks(lambda t: t, lambda t: t):
+    ...             pass
+    ...     except RuntimeError as e:
+    ...         print(e)
+    not here
+    """
+    return _DisableSavedTensorsHooks(error_message)
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU (npgrad is CPU only: they stay as they are).
+
+    >>> import npgrad
+    >>> from npgrad.autograd.graph import save_on_cpu
+    >>> x = npgrad.tensor([1., 2.], requires_grad=True)
+    >>> with save_on_cpu():
+    ...     y = (x * x).sum()
+    >>> y.backward(); x.grad
+    tensor([2., 4.])
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack_to_cpu(tensor: Any) -> tuple:
+            return (tensor.device, tensor.cpu())
+
+        def unpack_from_cpu(packed: tuple) -> Any:
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+def _grad_fn_or_accumulator(t: Any) -> Any:
+    return _tensor_module.edge_of(t)[0]
+
+
+class _MultiHandle:
+    """Removes every per-tensor hook of one ``register_multi_grad_hook`` call."""
+
+    __slots__ = ("handles",)
+
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self) -> _MultiHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors: Any, fn: Callable, *, mode: str = "all") -> Any:
+    """Call ``fn`` once per backward run, after the gradients of ``tensors`` are computed.
+
+    ``mode="all"``: ``fn(grads)`` with one entry per tensor (None for tensors the
+    run does not reach), once every reached tensor has its gradient.
+    ``mode="any"``: ``fn(grad)`` with the first gradient computed among them.
+
+    >>> import npgrad
+    >>> from npgrad.autograd.graph import register_multi_grad_hook
+    >>> a = npgrad.tensor([1.], requires_grad=True)
+    >>> b = npgrad.tensor([2.], requires_grad=True)
+    >>> h = register_multi_grad_hook((a, b), lambda g: print([x is not None for x in g]))
+    >>> (a * 3).sum().backward()
+    [True, False]
+    """
+    from . import engine
+
+    supported = ("all", "any")
+    if mode not in supported:
+        raise ValueError(f"Expects mode to be one of {supported} but got {mode}")
+    tensors = tuple(tensors)
+    if mode == "all":
+        nodes = [_grad_fn_or_accumulator(t) for t in tensors]
+        # per backward run (graph task id): [calls so far, calls expected, grads]
+        pending: dict = {}
+
+        def make_hook(index: int) -> Callable:
+            def hook(grad: Any) -> None:
+                task = engine.current_graph_task_id()
+                if task == -1:
+                    raise AssertionError("expected this hook to be called inside a backward call")
+                state = pending.get(task)
+                if state is None:
+                    expected = sum(engine.will_engine_execute_node(n) for n in nodes)
+                    state = pending[task] = [0, expected, [None] * len(tensors)]
+                state[2][index] = grad
+                state[0] += 1
+                if state[0] == state[1]:
+                    del pending[task]
+                    fn(state[2])
+            return hook
+
+        handles = tuple(t.register_hook(make_hook(i)) for i, t in enumerate(tensors))
+    else:
+        fired: set = set()
+
+        @functools.wraps(fn)
+        def first_only(grad: Any) -> None:
+            task = engine.current_graph_task_id()
+            if task == -1:
+                raise AssertionError("expected this hook to be called inside a backward call")
+            if task in fired:
+                return
+            fired.add(task)
+            fn(grad)
+
+        handles = tuple(t.register_hook(first_only) for t in tensors)
+    return _MultiHandle(handles)

@@ -1,0 +1,477 @@
+"""Every row of tests/op_table.py through every check: finite differences, torch, no_grad.
+
+The checks, per row (see the op table's docstring for what a row is):
+  * ``test_gradcheck`` / ``test_gradgradcheck``: ``npgrad.autograd.gradcheck`` and
+    ``gradgradcheck`` in float64;
+  * ``test_matches_torch``: values, dtype, shape, grad_fn, view-ness and the input gradients of a
+    random upstream gradient, in float32 and float64;
+  * ``test_second_order_matches_torch``: gradients of (squared) gradients, in float64;
+  * ``test_pointwise_property``: pointwise rows on random broadcast shapes and values (hypothesis);
+  * ``test_no_grad``: nothing is recorded under ``no_grad``.
+The end of the file checks gradcheck itself: it fails, with torch's message, on a wrong backward.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import npgrad
+from npgrad.autograd.gradcheck import GradcheckError
+
+from op_table import (DOMAINS, GRADCHECK, GRADGRADCHECK, NO_GRAD, PROPERTY, ROWS, SECOND_ORDER,
+                      TORCH_F32, TORCH_F64, OpRow)
+
+# Tolerances of the finite-difference checks (tighter than gradcheck's defaults: the inputs are
+# float64 and small, so central differences are accurate to about 1e-9).
+GC_TOL = dict(atol=1e-6, rtol=1e-5)
+
+
+def _params(check: str, rows: list = ROWS, extra: tuple = ()) -> list:
+    """One pytest param per row; Note [Known bugs] rows are strict xfails for their checks."""
+    out = []
+    for row in rows:
+        marks = ()
+        if check in row.bug_in:
+            marks = (pytest.mark.xfail(reason=row.known_bug, strict=True),)
+        out.append(pytest.param(row, *extra, id=row.name + "".join(f"-{e}" for e in extra),
+                                marks=marks))
+    return out
+
+
+def _as_tuple(out: Any) -> tuple:
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _dtype_name(t: Any) -> str:
+    return str(t.dtype).split(".")[-1]
+
+
+def _grad_fn_name(t: Any) -> Any:
+    return None if t.grad_fn is None else (type(t.grad_fn).__name__, t.grad_fn.name())
+
+
+def _tensors(mod: Any, row: OpRow, arrays: list) -> list:
+    return [mod.tensor(a, requires_grad=r) for a, r in zip(arrays, row.rg)]
+
+
+def _func(row: OpRow) -> Any:
+    return lambda *xs: row.fn(npgrad, *xs)
+
+
+# -- (a) and (b): finite differences ------------------------------------------------------------
+
+@pytest.mark.parametrize("row", _params(GRADCHECK))
+def test_gradcheck(row: OpRow) -> None:
+    if row.no_gradcheck:
+        pytest.skip(row.no_gradcheck)
+    inputs = _tensors(npgrad, row, row.arrays(np.float64))
+    assert npgrad.autograd.gradcheck(_func(row), inputs, **GC_TOL)
+
+
+@pytest.mark.parametrize("row", _params(GRADGRADCHECK))
+def test_gradgradcheck(row: OpRow) -> None:
+    if row.no_gradgradcheck:
+        pytest.skip(row.no_gradgradcheck)
+    npgrad.manual_seed(0)
+    inputs = _tensors(npgrad, row, row.arrays(np.float64))
+    assert npgrad.autograd.gradgradcheck(_func(row), inputs, **GC_TOL)
+
+
+def test_grad_fn_names_of_the_table() -> None:
+    """The names rows expect (asserted without torch; the torch comparison checks all rows)."""
+    wrong = []
+    for row in ROWS:
+        if row.grad_fn is None:
+            continue
+        out = _as_tuple(row.fn(npgrad, *_tensors(npgrad, row, row.arrays(np.float64))))[0]
+        if _grad_fn_name(out) != (row.grad_fn, row.grad_fn):
+            wrong.append((row.name, row.grad_fn, _grad_fn_name(out)))
+    assert not wrong
+
+
+# -- (c): torch oracle ----------------------------------------------------------------------
+
+def _tolerances(dtype: Any, row: OpRow) -> tuple:
+    if np.dtype(dtype) == np.float32:
+        return 1e-6 * row.tol, 1e-5 * row.tol  # values, gradients
+    return 1e-10 * row.tol, 1e-10 * row.tol
+
+
+def _run(mod: Any, row: OpRow, arrays: list, backward: bool = True) -> tuple:
+    tensors = _tensors(mod, row, arrays)
+    outs = _as_tuple(row.fn(mod, *tensors))
+    facts = [(tuple(o.shape), _dtype_name(o), _grad_fn_name(o), o.requires_grad, o._is_view(),
+              [o is t for t in tensors]) for o in outs]
+    values = [o.detach().numpy().copy() for o in outs]
+    diff = [o for o in outs if o.requires_grad]
+    if diff and backward:
+        rng = np.random.default_rng(1)
+        ws = [mod.tensor(rng.standard_normal(tuple(o.shape)).astype(o.detach().numpy().dtype))
+              for o in diff]
+        # inputs= names the leaves: torch's backward over a list of roots is ~50x slower without
+        leaves = [t for t in tensors if t.requires_grad]
+        mod.autograd.backward(diff, ws, inputs=leaves)
+    grads = [None if t.grad is None else t.grad.numpy().copy() for t in tensors]
+    grad_dtypes = [None if t.grad is None else _dtype_name(t.grad) for t in tensors]
+    return facts, values, grads, grad_dtypes
+
+
+def _torch_params() -> list:
+    out = []
+    for dtype, check in (("float32", TORCH_F32), ("float64", TORCH_F64)):
+        out += _params(check, extra=(dtype,))
+    return out
+
+
+@pytest.mark.parametrize("row,dtype", _torch_params())
+def test_matches_torch(row: OpRow, dtype: str) -> None:
+    torch = pytest.importorskip("torch")
+    arrays = row.arrays(np.dtype(dtype))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = _run(npgrad, row, arrays, row.torch_backward)
+        theirs = _run(torch, row, arrays, row.torch_backward)
+    vtol, gtol = _tolerances(dtype, row)
+    (facts, values, grads, gdt), (t_facts, t_values, t_grads, t_gdt) = ours, theirs
+    assert facts == t_facts  # shape, dtype, grad_fn, requires_grad, view-ness, identity
+    for v, tv in zip(values, t_values):
+        np.testing.assert_allclose(v, tv, rtol=vtol, atol=vtol, equal_nan=True)
+    assert [g is None for g in grads] == [g is None for g in t_grads]
+    assert gdt == t_gdt
+    for g, tg in zip(grads, t_grads):
+        if g is not None:
+            np.testing.assert_allclose(g, tg, rtol=gtol, atol=gtol, equal_nan=True)
+
+
+def _second_order(mod: Any, row: OpRow, arrays: list) -> list:
+    tensors = _tensors(mod, row, arrays)
+    diff_inputs = [t for t in tensors if t.requires_grad]
+    outs = [o for o in _as_tuple(row.fn(mod, *tensors)) if o.requires_grad]
+    rng = np.random.default_rng(2)
+    ws = [mod.tensor(rng.standard_normal(tuple(o.shape)), requires_grad=True) for o in outs]
+    firsts = mod.autograd.grad(outs, diff_inputs, ws, create_graph=True, allow_unused=True)
+    terms = [(g * g).sum() for g in firsts if g is not None and g.requires_grad]
+    wrt = diff_inputs + ws
+    if not terms:
+        return [np.zeros(tuple(t.shape)) for t in wrt]
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    seconds = mod.autograd.grad(total, wrt, allow_unused=True)
+    # force=True: torch hands back ZeroTensors for some zero gradients (abs, norm(1), ...).
+    return [np.zeros(tuple(t.shape)) if g is None else g.detach().numpy(force=True).copy()
+            for g, t in zip(seconds, wrt)]
+
+
+@pytest.mark.parametrize("row", _params(SECOND_ORDER))
+def test_second_order_matches_torch(row: OpRow) -> None:
+    """Backward rules are written in npgrad ops, so gradients of gradients match torch's."""
+    torch = pytest.importorskip("torch")
+    if row.no_gradgradcheck:
+        pytest.skip(row.no_gradgradcheck)
+    arrays = row.arrays(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mine = _second_order(npgrad, row, arrays)
+        theirs = _second_order(torch, row, arrays)
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+# -- (d): hypothesis property over the pointwise rows -------------------------------------------
+
+POINTWISE = [r for r in ROWS if r.family == "pointwise"
+             and not any(isinstance(s, np.ndarray) for s in r.inputs)]
+
+
+def _values(rng: np.random.Generator, shape: tuple, domain: str, pattern: str) -> np.ndarray:
+    """Values in ``domain``: uniform, or on a grid of halves (ties, integers, zero, x.5)."""
+    lo, hi = DOMAINS[domain]
+    if pattern == "grid":
+        grid = np.arange(np.ceil(lo * 2) / 2, hi + 1e-9, 0.5)
+        if domain == "nonzero":
+            grid = np.concatenate([-grid, grid])
+        return rng.choice(grid, size=shape)
+    values = rng.uniform(lo, hi, size=shape)
+    if domain == "nonzero":
+        values = values * rng.choice([-1.0, 1.0], size=shape)
+    return values
+
+
+def _shapes(data: Any, row: OpRow) -> list:
+    n = len(row.inputs)
+    if n == 1:
+        return [data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3))]
+    if row.broadcast == "mutual":
+        return list(data.draw(hnp.mutually_broadcastable_shapes(
+            num_shapes=n, min_dims=0, max_dims=3, min_side=1, max_side=3)).input_shapes)
+    base = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3))
+    if row.broadcast == "scalar_rest":  # the other inputs must be 0-dim (e.g. a fill value)
+        return [base] + [()] * (n - 1)
+    shapes = [base]
+    for _ in range(n - 1):  # broadcast to the first input's shape: a suffix, some sides 1
+        keep = data.draw(st.integers(0, len(base)))
+        suffix = base[len(base) - keep:]
+        shapes.append(tuple(data.draw(st.sampled_from([1, s])) for s in suffix))
+    return shapes
+
+
+@pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated")  # hypothesis' libcst
+@pytest.mark.parametrize("row", _params(PROPERTY, POINTWISE))
+@settings(max_examples=50, deadline=None, derandomize=True, database=None,
+          phases=(Phase.explicit, Phase.generate),  # no shrinking: known-bug rows stay fast
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_pointwise_property(row: OpRow, data: Any) -> None:
+    torch = pytest.importorskip("torch")
+    # Hypothesis draws the dtype, the shapes, the kind of values and a seed; NumPy draws the
+    # values from the seed (drawing each element through hypothesis costs 10x more time).
+    dtype = np.dtype(data.draw(st.sampled_from(["float32", "float64"])))
+    shapes = _shapes(data, row)
+    pattern = data.draw(st.sampled_from(["uniform", "grid"]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    arrays = [_values(rng, shape, row.domain_of(i), pattern).astype(dtype)
+              for i, shape in enumerate(shapes)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = _run(npgrad, row, arrays, row.torch_backward)
+        theirs = _run(torch, row, arrays, row.torch_backward)
+    vtol, gtol = (1e-5, 1e-4) if dtype == np.float32 else (1e-10, 1e-9)
+    (facts, values, grads, _), (t_facts, t_values, t_grads, _) = ours, theirs
+    assert [f[:2] for f in facts] == [f[:2] for f in t_facts]  # shape and dtype
+    for v, tv in zip(values, t_values):
+        np.testing.assert_allclose(v, tv, rtol=vtol, atol=vtol)
+    for g, tg in zip(grads, t_grads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            np.testing.assert_allclose(g, tg, rtol=gtol, atol=gtol)
+
+
+# -- (e): nothing recorded under no_grad ----------------------------------------------------------
+
+@pytest.mark.parametrize("row", _params(NO_GRAD))
+def test_no_grad(row: OpRow) -> None:
+    tensors = _tensors(npgrad, row, row.arrays(np.float64))
+    with npgrad.no_grad():
+        outs = _as_tuple(row.fn(npgrad, *tensors))
+    for o in outs:
+        assert o.grad_fn is None
+        # An input returned as is, or a view of one, keeps requires_grad (as in torch).
+        aliased = any(o is t for t in tensors) or (o._is_view() and o._base.requires_grad)
+        assert o.requires_grad == aliased
+        assert o.is_leaf
+
+
+# ==============================================================================================
+# gradcheck itself
+# ==============================================================================================
+
+def _x64(mod: Any) -> Any:
+    return mod.tensor([0.5, -1.0, 2.0], dtype=mod.float64, requires_grad=True)
+
+
+def _torch_function(torch: Any, backward: Any) -> Any:
+    """A torch.autograd.Function computing exp with the given (possibly wrong) backward."""
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            result = x.exp()
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            (result,) = ctx.saved_tensors
+            return backward(grad, result)
+
+    return Exp.apply
+
+
+def _patch_exp_backward(monkeypatch: Any, backward: Any) -> None:
+    from npgrad._ops import pointwise
+    from npgrad._ops._core import saved
+
+    monkeypatch.setattr(pointwise.ExpBackward0, "backward",
+                        lambda self, grad: (backward(grad, saved(self, "result")),))
+
+
+def _as_npgrad_text(message: str) -> str:
+    return message.replace("torch.", "npgrad.")
+
+
+def test_gradcheck_passes_and_returns_true() -> None:
+    x = _x64(npgrad)
+    assert npgrad.autograd.gradcheck(npgrad.exp, (x,)) is True
+    assert npgrad.autograd.gradcheck(npgrad.exp, x) is True  # a lone tensor is one input
+    assert npgrad.autograd.gradgradcheck(npgrad.exp, (x,)) is True
+    assert npgrad.autograd.gradcheck(lambda a: a * 2, (x,), fast_mode=True,
+                                     check_batched_grad=True) is True
+
+
+def test_gradcheck_fails_like_torch_on_a_wrong_backward(monkeypatch: Any) -> None:
+    torch = pytest.importorskip("torch")
+
+    def wrong(grad: Any, result: Any) -> Any:
+        return grad * result * 2
+
+    _patch_exp_backward(monkeypatch, wrong)
+    with pytest.raises(GradcheckError) as ours:
+        npgrad.autograd.gradcheck(npgrad.exp, (_x64(npgrad),))
+    assert isinstance(ours.value, RuntimeError)
+    assert str(ours.value).startswith("Jacobian mismatch for output 0 with respect to input 0,\n"
+                                      "numerical:tensor(")
+    from torch.autograd.gradcheck import GradcheckError as TorchGradcheckError
+
+    with pytest.raises(TorchGradcheckError) as theirs:
+        torch.autograd.gradcheck(_torch_function(torch, wrong), (_x64(torch),))
+    assert str(ours.value) == _as_npgrad_text(str(theirs.value))
+    assert npgrad.autograd.gradcheck(npgrad.exp, (_x64(npgrad),), raise_exception=False) is False
+
+
+def test_gradcheck_error_without_torch(monkeypatch: Any) -> None:
+    _patch_exp_backward(monkeypatch, lambda grad, result: grad * result * 2)
+    x = npgrad.tensor([0.0], dtype=npgrad.float64, requires_grad=True)
+    with pytest.raises(GradcheckError) as info:
+        npgrad.autograd.gradcheck(npgrad.exp, (x,))
+    assert str(info.value) == ("Jacobian mismatch for output 0 with respect to input 0,\n"
+                               "numerical:tensor([[1.0000]], dtype=npgrad.float64)\n"
+                               "analytical:tensor([[2.]], dtype=npgrad.float64)\n")
+
+
+def test_gradgradcheck_catches_a_backward_without_graph(monkeypatch: Any) -> None:
+    """A backward computed outside npgrad ops is right once, but has no second derivative."""
+    from npgrad._ops import pointwise
+    from npgrad._ops._core import saved
+
+    def detached(self: Any, grad: Any) -> tuple:
+        return (grad * npgrad.tensor(np.cos(saved(self, "self_")._data)),)
+
+    monkeypatch.setattr(pointwise.SinBackward0, "backward", detached)
+    x = _x64(npgrad)
+    assert npgrad.autograd.gradcheck(npgrad.sin, (x,))
+    with pytest.raises(GradcheckError, match=r"^Jacobian mismatch for output 0 with respect to "
+                                             r"input 0,\nnumerical:"):
+        npgrad.autograd.gradgradcheck(npgrad.sin, (x,))
+
+
+def _error_text(mod: Any, call: Any) -> tuple:
+    with pytest.raises(Exception) as info:
+        call(mod)
+    return [c.__name__ for c in type(info.value).__mro__], _as_npgrad_text(str(info.value))
+
+
+def test_input_errors_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    cases = [
+        lambda m: m.autograd.gradcheck(m.exp, (m.tensor([1.0], dtype=m.float64),)),
+        lambda m: m.autograd.gradcheck(
+            lambda a: a * 1, (m.ones(3, 1, dtype=m.float64, requires_grad=True).expand(3, 2),)),
+        lambda m: m.autograd.gradcheck(m.exp, (_x64(m),), check_backward_ad=False),
+        lambda m: m.autograd.gradcheck(lambda a: (a * 2).detach() * a.detach(), (_x64(m),)),
+    ]
+    for call in cases[:2] + cases[3:]:
+        assert _error_text(npgrad, call) == _error_text(torch, call)
+    with pytest.raises(AssertionError, match="^Expected at least one of check_forward_ad or "
+                                             "check_backward_ad to be True$"):
+        cases[2](npgrad)
+
+
+def test_float32_input_warns_like_torch() -> None:
+    torch = pytest.importorskip("torch")
+    texts = []
+    for m in (npgrad, torch):
+        x = m.tensor([0.5, 1.0], requires_grad=True)
+        with pytest.warns(UserWarning) as record:
+            m.autograd.gradcheck(m.exp, (x,), raise_exception=False)
+        texts.append([str(w.message) for w in record])
+    assert texts[0] == texts[1]
+    assert texts[0] == ["Input #0 requires gradient and is not a double precision floating point "
+                        "or complex. This check will likely fail if all the inputs are not of "
+                        "double precision floating point or complex. "]
+
+
+def test_backward_not_multiplied_by_grad_output(monkeypatch: Any) -> None:
+    torch = pytest.importorskip("torch")
+
+    def ignores_zero(grad: Any, result: Any) -> Any:
+        return grad * result if bool((grad != 0).any()) else result * 1
+
+    _patch_exp_backward(monkeypatch, ignores_zero)
+    msgs = []
+    with pytest.raises(GradcheckError) as ours:
+        npgrad.autograd.gradcheck(npgrad.exp, (_x64(npgrad),), check_undefined_grad=False)
+    msgs.append(str(ours.value))
+    with pytest.raises(RuntimeError) as theirs:
+        torch.autograd.gradcheck(_torch_function(torch, ignores_zero), (_x64(torch),),
+                                 check_undefined_grad=False)
+    msgs.append(str(theirs.value))
+    assert msgs == ["backward not multiplied by grad_output"] * 2
+
+
+def test_nondeterministic_backward(monkeypatch: Any) -> None:
+    rng = np.random.default_rng(0)
+    _patch_exp_backward(monkeypatch, lambda grad, result: grad * result
+                        * float(1 + 1e-9 * rng.standard_normal()))
+    with pytest.raises(GradcheckError, match=r"^Backward is not reentrant, i\.e\., running "
+                                             r"backward with same input and grad_output "
+                                             r"multiple times gives different values, although "
+                                             r"analytical gradient matches numerical gradient\."
+                                             r"The tolerance for nondeterminism was 0\.0\."):
+        npgrad.autograd.gradcheck(npgrad.exp, (_x64(npgrad),))
+    assert npgrad.autograd.gradcheck(npgrad.exp, (_x64(npgrad),), nondet_tol=1e-6)
+
+
+def test_batched_grad_check_catches_a_nonlinear_backward(monkeypatch: Any) -> None:
+    _patch_exp_backward(monkeypatch, lambda grad, result: grad * grad.abs() * result
+                        if bool((grad.abs().sum() != 1).item()) else grad * result)
+    x = _x64(npgrad)
+    assert npgrad.autograd.gradcheck(npgrad.exp, (x,), check_undefined_grad=False)
+    with pytest.raises(GradcheckError, match="^For output 0 and input 0:"):
+        npgrad.autograd.gradcheck(npgrad.exp, (x,), check_batched_grad=True,
+                                  check_undefined_grad=False)
+
+
+def test_undefined_output_grad_must_be_handled(monkeypatch: Any) -> None:
+    """A multi-output node must accept None for the gradients of its unused outputs.
+
+    The Jacobian rows already hand a multi-output node None next to a one-hot gradient, so
+    the broken backward here only fails when None comes with all-zero gradients, which is
+    what the undefined-gradient check feeds it.
+    """
+    from npgrad._ops import shape
+
+    original = shape.UnbindBackward0.backward
+
+    def needs_all(self: Any, *grads: Any) -> Any:
+        if any(g is None for g in grads) and all(not g._data.any() for g in grads
+                                                 if g is not None):
+            raise RuntimeError("undefined gradient")
+        return original(self, *grads)
+
+    monkeypatch.setattr(shape.UnbindBackward0, "backward", needs_all)
+    x = npgrad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=npgrad.float64, requires_grad=True)
+    with pytest.warns(UserWarning, match="^Backwards compatibility: New undefined gradient"):
+        with pytest.raises(GradcheckError, match="^Expected backward function to handle "
+                                                 "undefined output grads"):
+            npgrad.autograd.gradcheck(lambda a: a.unbind(0), (x,))
+    assert npgrad.autograd.gradcheck(lambda a: a.unbind(0), (x,), check_undefined_grad=False)
+
+
+def test_forward_ad_check_needs_forward_ad() -> None:
+    if hasattr(npgrad.autograd, "forward_ad"):
+        pytest.skip("npgrad.autograd.forward_ad exists: the forward checks run")
+    with pytest.raises(NotImplementedError, match="^npgrad: forward-mode checks arrive with "
+                                                  "npgrad.autograd.forward_ad$"):
+        npgrad.autograd.gradcheck(npgrad.exp, (_x64(npgrad),), check_forward_ad=True)
+
+
+def test_gradgradcheck_with_given_grad_outputs() -> None:
+    x = _x64(npgrad)
+    g = npgrad.tensor([1.0, -2.0, 0.5], dtype=npgrad.float64, requires_grad=True)
+    assert npgrad.autograd.gradgradcheck(lambda a: a * a * a, (x,), (g,))
+    assert npgrad.autograd.gradgradcheck(lambda a: a * a, (x,), gen_non_contig_grad_outputs=True)
