@@ -165,14 +165,32 @@ def save_check(t: Any) -> tuple:
     return vc, vc.version
 
 
+def input_version_for_save(t: Any) -> int:
+    """The version of an input being saved (-1 for a non-tensor value, which has none)."""
+    if type(t) is not Tensor and not isinstance(t, Tensor):
+        return -1
+    vc = t._vc
+    if vc is None:
+        return 0
+    if vc is INFERENCE_COUNTER:
+        raise RuntimeError(INFERENCE_SAVE_MSG)
+    return vc.version
+
+
 def _legacy_type_and_size(data: np.ndarray) -> str:
     dt = _dtype.from_np(data.dtype)
     return f"torch.{dt.legacy_type} [{', '.join(str(s) for s in data.shape)}]"
 
 
 def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
-    vc = saved._vc
-    if vc is None or vc.version == saved._version:
+    if saved._is_output:
+        vc = saved._vc
+    elif saved._version < 0:
+        return  # a Python number: no version
+    else:
+        vc = tensor._vc
+    current = 0 if vc is None else vc.version
+    if current == saved._version:
         return
     from .autograd import anomaly_mode
 
@@ -195,7 +213,7 @@ def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
                 "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [{_legacy_type_and_size(data)}]{where} is at version {vc.version}; "
+        f"operation: [{_legacy_type_and_size(data)}]{where} is at version {current}; "
         f"expected version {saved._version} instead. {hint}"
     )
 

@@ -22,7 +22,7 @@ from .. import _dtype
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
                        wrap, wrap_result)
-from ..autograd.graph import Node, SavedTensor
+from ..autograd.graph import RELEASED, SECOND_BACKWARD_MSG, Node, SavedTensor
 from ._shape_util import broadcast_shapes
 
 ndarray = np.ndarray
@@ -167,12 +167,15 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
     if type(out) is not ndarray:
         out = np.asarray(out)
     mode = _tls.mode
-    if mode == RECORDING and (requires_grad(a) or requires_grad(b)):
+    if mode == RECORDING and ((a._requires_grad if ta else requires_grad(a))
+                              or (b._requires_grad if tb else requires_grad(b))):
         node = _new(cls)
-        node._init_node((edge_or_none(a), edge_or_none(b)), ((out.shape, out.dtype),))
+        node._init_node((edge_of(a) if ta else edge_or_none(a),
+                         edge_of(b) if tb else edge_or_none(b)), ((out.shape, out.dtype),))
         res = wrap_result(out, node)
         node.save(a, b, res)
         return res
+    # The unrecorded result, built inline (as ``wrap`` does): this is the hottest line.
     t = _new(Tensor)
     t._data = out
     t._grad_fn = None
@@ -239,8 +242,25 @@ class BinaryNode(Node):
         pass
 
 
+def save_value(x: Any) -> Any:
+    """What a node keeps of an operand: a SavedTensor for a tensor, a Python number as is.
+
+    Numbers need no version check and, kept bare, are not one more object for
+    the cyclic GC to track per recorded op (Note [Saved tensors] in graph.py).
+    """
+    if type(x) is Tensor or isinstance(x, Tensor):
+        return SavedTensor(x)
+    return x
+
+
 def saved(node: Node, field: str) -> Any:
-    return getattr(node, field).unpack(node)
+    """Unpack a saved field: checks versions, and raises once the graph has been freed."""
+    value = getattr(node, field)
+    if type(value) is SavedTensor or isinstance(value, SavedTensor):
+        return value.unpack(node)
+    if value is RELEASED:
+        raise RuntimeError(SECOND_BACKWARD_MSG)
+    return value
 
 
 # -- views --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from .. import _dtype
 from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ._core import (BinaryNode, Node, SavedTensor, UnaryNode, as_array, binary, binary_arrays,
-                    binary_op,
+                    binary_op, save_value,
                     binary_compute, is_tensor, record, requires_grad, saved, unary)
 
 _float_np = _dtype.float_result_np
@@ -79,7 +79,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     >>> npgrad.add(npgrad.tensor([1., 2.]), 1)
     tensor([2., 3.])
     """
-    if not is_tensor(input):
+    if type(input) is not Tensor and not isinstance(input, Tensor):
         input, other = other, input
     if alpha == 1:
         return binary_op(AddBackward0, np.add, input, other)
@@ -149,7 +149,7 @@ class MulBackward0(BinaryNode):
 
     def save(self, a: Any, b: Any, result: Tensor) -> None:
         if self.next_functions[0][0] is not None:
-            self.other = SavedTensor(b)
+            self.other = save_value(b)
         if self.next_functions[1][0] is not None:
             self.self_ = SavedTensor(a)
 
@@ -167,7 +167,7 @@ def mul(input: Any, other: Any) -> Tensor:
     >>> x * 2
     tensor([2.], grad_fn=<MulBackward0>)
     """
-    if not is_tensor(input):
+    if type(input) is not Tensor and not isinstance(input, Tensor):
         input, other = other, input
     return binary_op(MulBackward0, np.multiply, input, other)
 
@@ -179,7 +179,7 @@ class DivBackward0(BinaryNode):
     __slots__ = ()
 
     def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.other = SavedTensor(b)
+        self.other = save_value(b)
         if self.next_functions[1][0] is not None:
             self.self_ = SavedTensor(a)
 

@@ -43,6 +43,10 @@ PACK_HOOK_INPLACE_MSG = (
     "side-effects. Please open an issue if you need to perform in-place operations on the "
     "input to a pack hook."
 )
+_OUT_META: dict = {}  # interned output metadata, see Node._init_node
+
+RELEASED = object()  # what a bare saved number becomes once the graph is freed
+
 SECOND_BACKWARD_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -133,7 +137,14 @@ class Node:
 
     def _init_node(self, next_functions: tuple, out_meta: tuple) -> None:
         self.next_functions = next_functions
-        self._out_meta = out_meta
+        # One shared tuple per distinct (shape, dtype): a deep graph then keeps no
+        # per-node metadata objects for the cyclic GC to scan over and over.
+        meta = _OUT_META.get(out_meta)
+        if meta is None:
+            if len(_OUT_META) > 4096:  # many distinct shapes: start over, stay bounded
+                _OUT_META.clear()
+            meta = _OUT_META[out_meta] = out_meta
+        self._out_meta = meta
         self._seq = _next_sequence_nr()
         self._hooks = None
         self._released = False
@@ -149,8 +160,10 @@ class Node:
         self._released = True
         for field in self._saved_fields:
             saved = getattr(self, field, None)
-            if type(saved) is SavedTensor:
+            if isinstance(saved, SavedTensor):
                 saved.release()
+            elif isinstance(saved, (int, float)):  # a number saved bare (see save_value)
+                setattr(self, field, RELEASED)
 
     # -- hooks -------------------------------------------------------------
     def _get_hooks(self) -> NodeHooks:
@@ -203,28 +216,33 @@ class SavedTensor:
                  "_packed", "_unpack_hook", "_released")
 
     def __init__(self, tensor: Any, is_output: bool = False) -> None:
+        # An input keeps its tensor, whose version is read again at unpack time (its
+        # counter may be made later, by a view or a write).  An output keeps only its
+        # array and counter: holding the tensor would make a cycle through the node.
         self._released = False
         self._unpack_hook = None
         self._is_output = is_output
-        self._vc, self._version = _tensor_module.save_check(tensor)
         if is_output:
+            self._vc, self._version = _tensor_module.save_check(tensor)
             self._tensor = None
             self._data = tensor._data
-            self._requires_grad = tensor.requires_grad
+            self._requires_grad = tensor._requires_grad
         else:
+            self._vc = None
+            self._version = _tensor_module.input_version_for_save(tensor)
             self._tensor = tensor
             self._data = None
-        if _saved_tensor_hooks_stack and self._vc is not None:
+        if _saved_tensor_hooks_stack and (is_output or self._version >= 0):
             self._pack(tensor)
 
     def _pack(self, tensor: Any) -> None:
         from .grad_mode import no_grad
 
         pack, unpack = _saved_tensor_hooks_stack[-1]
-        version = self._vc.version
+        version = tensor._version
         with no_grad():
             self._packed = pack(tensor)
-        if self._vc.version != version:
+        if tensor._version != version:
             raise RuntimeError(PACK_HOOK_INPLACE_MSG)
         self._unpack_hook = unpack
         self._tensor = None
