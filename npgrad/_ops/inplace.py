@@ -53,22 +53,47 @@ OVERLAP_MSG = (
 
 
 def check_inplace(self: Tensor, mode: int) -> None:
-    """Raise torch's error if ``self`` may not be written in place under ``mode``."""
-    if self._vc is INFERENCE_COUNTER and not mode & INFERENCE:
-        raise RuntimeError(INFERENCE_INPLACE_MSG)
+    """Raise torch's error if ``self`` may not be written in place under ``mode``.
+
+    Order as torch's: autograd's checks (leaf, view of a leaf, views made
+    under no_grad, multi-output views), then overlapping memory.  Inference
+    tensors outside inference mode are handled by ``refuses_inference_write``.
+    """
+    if mode == RECORDING:
+        base = self._base
+        if base is None:
+            if self._requires_grad and self._grad_fn is None:
+                raise RuntimeError(LEAF_MSG)
+        else:
+            _check_view_inplace(self)
+            if base._requires_grad and base._grad_fn is None:
+                raise RuntimeError(VIEW_OF_LEAF_MSG)
+    check_overlap(self)
+
+
+def check_overlap(self: Tensor) -> None:
+    """Writing through an expanded (stride-0) view would write one element many times."""
     data = self._data
     if data.size > 1 and 0 in data.strides:
         raise RuntimeError(OVERLAP_MSG)
-    if mode != RECORDING:
-        return
-    base = self._base
-    if base is None:
-        if self._requires_grad and self._grad_fn is None:
-            raise RuntimeError(LEAF_MSG)
-        return
-    _check_view_inplace(self)
-    if base._requires_grad and base._grad_fn is None:
-        raise RuntimeError(VIEW_OF_LEAF_MSG)
+
+
+def refuses_inference_write(self: Tensor, mode: int) -> bool:
+    """An inference tensor written outside inference mode (see ``write_then_refuse``)."""
+    return self._vc is INFERENCE_COUNTER and not mode & INFERENCE
+
+
+def write_then_refuse(self: Tensor, op: Callable, args: tuple, kwargs: dict) -> None:
+    """torch writes an inference tensor outside inference mode, *then* raises; so do we."""
+    check_overlap(self)
+    previous = _tls.mode
+    _tls.mode = previous & ~1  # compute without recording
+    try:
+        res = op(self, *args, **kwargs)
+    finally:
+        _tls.mode = previous
+    write_inplace(self, res._data)
+    raise RuntimeError(INFERENCE_INPLACE_MSG)
 
 
 def _check_view_inplace(self: Tensor) -> None:
@@ -124,6 +149,8 @@ def _alias(self: Tensor) -> Tensor:
 def apply_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> Tensor:
     """Run out-of-place ``op(self, *args)`` and make its result ``self``'s new value."""
     mode = _tls.mode
+    if refuses_inference_write(self, mode):
+        write_then_refuse(self, op, args, kwargs)
     check_inplace(self, mode)
     if mode == RECORDING and (self._requires_grad or any(requires_grad(a) for a in args)):
         if self._base is not None:
@@ -179,8 +206,9 @@ def adopt_result(self: Tensor, old: Tensor, res: Tensor) -> None:
 def _fast_ufunc(self: Tensor, ufunc: Any, other: Any) -> Tensor | None:
     """Grad-free in-place arithmetic written straight into the storage."""
     mode = _tls.mode
-    if mode == RECORDING and (self._requires_grad or requires_grad(other)):
-        return None
+    if (mode == RECORDING and (self._requires_grad or requires_grad(other))) \
+            or refuses_inference_write(self, mode):
+        return None  # apply_inplace handles these
     check_inplace(self, mode)
     data = self._data
     ad, bd = binary_arrays(self, other)
@@ -347,6 +375,8 @@ def _copied(input: Tensor, src: Any) -> Tensor:
 
 def copy_(self: Tensor, src: Any) -> Tensor:
     mode = _tls.mode
+    if refuses_inference_write(self, mode):
+        write_then_refuse(self, _copied, (src,), {})
     check_inplace(self, mode)
     if not (mode == RECORDING and (self._requires_grad or requires_grad(src))):
         s = as_array(src)
@@ -376,6 +406,9 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
 
 def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
     mode = _tls.mode
+    if refuses_inference_write(self, mode):
+        np.copyto(self._data, values, casting="unsafe")
+        raise RuntimeError(INFERENCE_INPLACE_MSG)
     check_inplace(self, mode)
     if mode == RECORDING and self._requires_grad:
         return _recorded_fill(self, values)

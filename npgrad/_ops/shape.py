@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import device as _device_cls
-from .._mode import _tls, RECORDING
+from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
                        wrap)
 from ..autograd.graph import Node
@@ -667,7 +667,9 @@ def _multi_view(cls: type, input: Tensor, pieces: list) -> tuple:
     if _tls.mode == RECORDING and input._requires_grad:
         node = _new(cls)
         node._init_node((edge_of(input),), tuple((p.shape, p.dtype) for p in pieces))
-    root = input if input._base is None else input._base
+    # Inside inference mode, views of inference tensors are not tracked as views.
+    untracked = vc is INFERENCE_COUNTER and _tls.mode & INFERENCE
+    root = None if untracked else (input if input._base is None else input._base)
     outs = []
     for i, p in enumerate(pieces):
         if node is not None:
@@ -676,8 +678,9 @@ def _multi_view(cls: type, input: Tensor, pieces: list) -> tuple:
         else:
             res = _make(Tensor, p, None, input._requires_grad and vc is not INFERENCE_COUNTER, vc)
         res._base = root
-        extra = res._extra = TensorExtra()
-        extra.view_info = ViewInfo(node is None and input._requires_grad, True)
+        if root is not None:
+            extra = res._extra = TensorExtra()
+            extra.view_info = ViewInfo(node is None and input._requires_grad, True)
         outs.append(res)
     return tuple(outs), node
 

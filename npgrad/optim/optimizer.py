@@ -24,7 +24,7 @@ import numpy as np
 
 from .._mode import _tls
 from .._tensor import Tensor, bump_version
-from .._ops.inplace import check_inplace
+from .._ops.inplace import INFERENCE_INPLACE_MSG, check_inplace, refuses_inference_write
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import RemovableHandle, _HookDict
 
@@ -74,6 +74,8 @@ def _scalar_dtype() -> Any:
 
 def _inplace(t: Tensor) -> np.ndarray:
     """The storage of ``t``, about to be written in place: torch's checks, one version bump."""
+    if refuses_inference_write(t, _tls.mode):
+        raise RuntimeError(INFERENCE_INPLACE_MSG)
     check_inplace(t, _tls.mode)
     bump_version(t)
     return t._data
