@@ -27,7 +27,7 @@ import numpy as np
 from . import _dtype
 from ._mode import _tls, GRAD, INFERENCE, RECORDING
 from ._size import Size
-from .autograd.graph import AccumulateGrad, SECOND_BACKWARD_MSG  # noqa: F401
+from .autograd.graph import AccumulateGrad
 
 
 class VersionCounter:

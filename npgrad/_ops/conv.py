@@ -276,7 +276,7 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
     else:
         lo = hi = tup(padding, "padding")
     if w.ndim != nd + 2:
-        raise RuntimeError(f"weight should have at least three dimensions" if w.ndim < 3 else
+        raise RuntimeError("weight should have at least three dimensions" if w.ndim < 3 else
                            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
                            f"input {_size_str(x.shape)}, but got {w.ndim}-dimensional weight "
                            f"of size {_size_str(w.shape)} instead")
@@ -372,7 +372,7 @@ def _pool_args(kernel_size: Any, stride: Any, padding: Any, dilation: Any = 1) -
 def _pool_checks(name: str, x: np.ndarray, k: tuple, s: tuple, p: tuple, d: tuple,
                  out: tuple) -> None:
     if x.ndim not in (3, 4):
-        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input")
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     if any(v <= 0 for v in k):
         raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got kH: {k[0]} "
                            f"kW: {k[1]}" if name == "max_pool2d" else

@@ -65,16 +65,8 @@ class Adagrad(Optimizer):
         state["step"] = _step_tensor(0.0)
         state["sum"] = _leaf(np.full_like(p._data, initial_accumulator_value))
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        for p_state in self.state.values():
-            if "step" in p_state and not isinstance(p_state["step"], Tensor):
-                p_state["step"] = _step_tensor(float(p_state["step"]))
+    _group_defaults_for_old_state = {"foreach": None, "maximize": False, "differentiable": False,
+                                     "fused": None}
 
     @no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:

@@ -74,20 +74,9 @@ class Adam(Optimizer):
             if foreach:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_tensor(float(p_state["step"]))
+    _group_defaults_for_old_state = {"amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+                                     "differentiable": False, "decoupled_weight_decay": False,
+                                     "fused": None}
 
     @no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:

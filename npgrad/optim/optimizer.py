@@ -153,11 +153,20 @@ class Optimizer:
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups}
 
+    # Group keys that older saved optimizers may lack, filled in by __setstate__.
+    _group_defaults_for_old_state: dict[str, Any] = {}
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", _HookDict())
         self.__dict__.setdefault("_optimizer_step_post_hooks", _HookDict())
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._group_defaults_for_old_state.items():
+                group.setdefault(key, value)
+        for p_state in self.state.values():  # torch keeps step counters as tensors now
+            if "step" in p_state and not isinstance(p_state["step"], Tensor):
+                p_state["step"] = _step_tensor(float(p_state["step"]))
 
     def __repr__(self) -> str:
         text = type(self).__name__ + " ("

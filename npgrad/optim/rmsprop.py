@@ -51,19 +51,8 @@ class RMSprop(Optimizer):
         _check_differentiable(differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_tensor(float(p_state["step"]))
+    _group_defaults_for_old_state = {"momentum": 0, "centered": False, "foreach": None, "maximize": False,
+                                     "differentiable": False, "capturable": False}
 
     @no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:

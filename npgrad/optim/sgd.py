@@ -51,14 +51,8 @@ class SGD(Optimizer):
             if foreach:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+    _group_defaults_for_old_state = {"nesterov": False, "maximize": False, "foreach": None,
+                                     "differentiable": False, "fused": False}
 
     @no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
