@@ -206,10 +206,14 @@ def tensor_repr(t: Any) -> str:
     dt = _dtype.FROM_NUMPY[data.dtype]
     shown_by_default = dt is _dtype.get_default_dtype() or dt is _dtype.int64 or dt is _dtype.bool_
     suffixes = []
-    grad_fn = t.grad_fn
-    if grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
-    elif t._requires_grad:
-        suffixes.append("requires_grad=True")
+    try:
+        grad_fn = t.grad_fn
+    except RuntimeError:  # a view whose history torch refuses to define prints as Invalid
+        suffixes.append("grad_fn=<Invalid>")
+    else:
+        if grad_fn is not None:
+            suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
+        elif t._requires_grad:
+            suffixes.append("requires_grad=True")
     return format_tensor(data, dtype_name=None if shown_by_default else dt.name,
                          suffixes=suffixes)

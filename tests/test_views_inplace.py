@@ -137,15 +137,6 @@ NO_GRAD_VIEW_TOUCHED = (
     "the write ran under no_grad); npgrad: view.grad_fn None, flags (True, True, True), "
     "backward through the view runs")
 KNOWN_DIFFS: list[tuple[str, Any, Any, Any]] = [
-    (NO_GRAD_VIEW_TOUCHED, SINGLE_VIEWS + MULTI_OUTPUT + ("unbind_then_view",), ALL,
-     ("nonleaf_both_no_grad",)),
-    ("multi-output view (unbind/split/chunk output, or a view of one) whose base was written "
-     "under no_grad: torch's view.grad_fn / is_leaf / backward through the view raise "
-     "RuntimeError 'Output N of Unbind|Split|View is a view and its base or another view of its "
-     "base has been modified inplace. This view is the output of a function that returns "
-     "multiple views. ...'; npgrad keeps the old grad_fn (UnbindBackward0 / SplitBackward0 / "
-     "ViewBackward0) and backward through the view runs",
-     MULTI_OUTPUT + ("unbind_then_view",), ALL, ("leaf_write_no_grad", "nonleaf_write_no_grad")),
     ("fill_ / zero_ / masked_fill_ on an expanded view, and v[..., :1] = src on it (a "
      "non-overlapping region): torch does no overlap check, writes every element (base "
      "changes, version +1; on a graph the base gets CopySlices and the view AsStridedBackward0, "
@@ -154,12 +145,6 @@ KNOWN_DIFFS: list[tuple[str, Any, Any, Any]] = [
      ("expand",), ("fill_", "zero_", "masked_fill_", "setitem"),
      ("plain_leaf", "nonleaf", "leaf_write_no_grad", "nonleaf_write_no_grad", "nonleaf_both_no_grad",
       "inference_write_inside", "inference_write_outside")),
-    ("a view of a multi-output view (unbind(0)[1].view(2, 2)) written in grad mode: torch raises "
-     "'Output 0 of View is a view and is being modified inplace. This view is the output of a "
-     "function that returns multiple views. ...' (setitem: 'Output 0 of Slice ...'); npgrad: "
-     "for a leaf base 'a view of a leaf Variable ...', for a non-leaf base the write is "
-     "recorded (CopySlices)",
-     ("unbind_then_view",), ALL, ("leaf", "nonleaf")),
     ("multi-output view of a tensor that does not require grad, written in grad mode with a "
      "source that requires grad: torch raises 'A view was created in no_grad mode and is being "
      "modified inplace with grad mode enabled. This view is the output of a function that "
@@ -444,17 +429,6 @@ SNIPPETS = {
 }
 
 KNOWN_SNIPPET_DIFFS: dict[str, str] = {
-    "seed004.seed_mul_no_grad_on_view_made_under_no_grad": NO_GRAD_VIEW_TOUCHED,
-    "saved.multi_output_view_saved": (
-        "torch: backward raises 'Output 1 of Unbind is a view and its base or another view of its "
-        "base has been modified inplace. This view is the output of a function that returns "
-        "multiple views. ...' (the saved unbind output is unpacked through its grad_fn); npgrad: "
-        "the version-counter error '..., which is output 1 of Unbind, is at version 1; expected "
-        "version 0 instead. ...'"),
-    "saved.split_view_saved_no_grad": (
-        "torch: backward raises 'Output 0 of Split is a view and its base or another view of its "
-        "base has been modified inplace. ...'; npgrad: the version-counter error '..., which is "
-        "output 0 of Split, is at version 1; expected version 0 instead. ...'"),
     "inference.normal_tensor_view_in_mode": (
         "a view of a normal tensor made inside inference_mode, written outside: torch 'A view "
         "was created in inference mode and is being modified inplace in normal mode. Given that "

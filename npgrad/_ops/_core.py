@@ -266,13 +266,19 @@ def saved(node: Node, field: str) -> Any:
 # -- views --------------------------------------------------------------------------
 
 class ViewInfo:
-    """How a view was made: lets in-place writes on it be checked (and, later, replayed)."""
+    """How a view was made, for torch's checks on views made under no_grad or as one of many.
 
-    __slots__ = ("created_in_no_grad", "multi_output")
+    ``version`` is the storage's version when the view was made: once it moves,
+    torch refuses to give such a view a history (see ``refresh_view_grad_fn``).
+    """
 
-    def __init__(self, created_in_no_grad: bool, multi_output: bool = False) -> None:
+    __slots__ = ("created_in_no_grad", "multi_output", "version")
+
+    def __init__(self, created_in_no_grad: bool, multi_output: bool = False,
+                 version: int | None = None) -> None:
         self.created_in_no_grad = created_in_no_grad
         self.multi_output = multi_output
+        self.version = version
 
 
 def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False) -> tuple:
@@ -302,10 +308,13 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
     base = x._base
     res._base = x if base is None else base
     made_in_no_grad = node is None and x._requires_grad
-    if not made_in_no_grad and base is not None and x._extra is not None:
+    if base is not None and x._extra is not None:  # a view of a view inherits its status
         parent = x._extra.view_info
-        made_in_no_grad = parent is not None and parent.created_in_no_grad
+        if parent is not None:
+            made_in_no_grad = made_in_no_grad or parent.created_in_no_grad
+            multi_output = multi_output or parent.multi_output
     if made_in_no_grad or multi_output:
         extra = res._extra = TensorExtra()
-        extra.view_info = ViewInfo(made_in_no_grad, multi_output)
+        extra.view_info = ViewInfo(made_in_no_grad, multi_output,
+                                   None if vc is INFERENCE_COUNTER else vc.version)
     return res, node

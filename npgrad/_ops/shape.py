@@ -680,7 +680,8 @@ def _multi_view(cls: type, input: Tensor, pieces: list) -> tuple:
         res._base = root
         if root is not None:
             extra = res._extra = TensorExtra()
-            extra.view_info = ViewInfo(node is None and input._requires_grad, True)
+            extra.view_info = ViewInfo(node is None and input._requires_grad, True,
+                                       None if vc is INFERENCE_COUNTER else vc.version)
         outs.append(res)
     return tuple(outs), node
 

@@ -59,6 +59,9 @@ def refresh_view_grad_fn(view: Tensor) -> Any:
     stale.  Views made without recording keep their (absent) history.
     """
     fn = view._grad_fn
+    extra = view._extra
+    if extra is not None and extra.view_info is not None:
+        _refuse_stale_special_view(view, extra.view_info, fn)
     if fn is None:
         return None
     seen = getattr(fn, "_view_version", None)
@@ -76,6 +79,37 @@ def refresh_view_grad_fn(view: Tensor) -> Any:
     view._grad_fn = node
     view._output_nr = 0
     return node
+
+
+NO_GRAD_VIEW_MODIFIED_MSG = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked)."
+)
+
+
+def _refuse_stale_special_view(view: Tensor, info: Any, fn: Any) -> None:
+    """A view made under no_grad, or one of several views, whose storage was written since.
+
+    torch cannot say what such a view's history should be, so asking for it
+    (grad_fn, is_leaf, using the view in a recorded op) raises.
+    """
+    vc = view._vc
+    if info.version is None or vc is None or vc.version == info.version:
+        return
+    if info.created_in_no_grad:
+        raise RuntimeError(NO_GRAD_VIEW_MODIFIED_MSG)
+    if info.multi_output and fn is not None:
+        name = fn.name()
+        cut = name.rfind("Backward")
+        raise RuntimeError(
+            f"Output {view._output_nr} of {name[:cut] if cut > 0 else name} is a view and its "
+            "base or another view of its base has been modified inplace. This view is the "
+            "output of a function that returns multiple views. Such functions do not allow the "
+            "output views to be modified inplace. You should replace the inplace operation by "
+            "an out-of-place one.")
 
 
 class AsStridedBackward0(Node):
