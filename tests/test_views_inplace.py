@@ -137,21 +137,19 @@ NO_GRAD_VIEW_TOUCHED = (
     "the write ran under no_grad); npgrad: view.grad_fn None, flags (True, True, True), "
     "backward through the view runs")
 KNOWN_DIFFS: list[tuple[str, Any, Any, Any]] = [
-    ("fill_ / zero_ / masked_fill_ on an expanded view, and v[..., :1] = src on it (a "
-     "non-overlapping region): torch does no overlap check, writes every element (base "
-     "changes, version +1; on a graph the base gets CopySlices and the view AsStridedBackward0, "
-     "and backward then raises the overlap error or for setitem gives x.grad zeros, src.grad "
-     "in column 0); npgrad raises the overlap error at the write and leaves everything unchanged",
-     ("expand",), ("fill_", "zero_", "masked_fill_", "setitem"),
-     ("plain_leaf", "nonleaf", "leaf_write_no_grad", "nonleaf_write_no_grad", "nonleaf_both_no_grad",
-      "inference_write_inside", "inference_write_outside")),
-    ("multi-output view of a tensor that does not require grad, written in grad mode with a "
-     "source that requires grad: torch raises 'A view was created in no_grad mode and is being "
+    ("masked_fill_ on an expanded view: torch writes only the masked elements, so a storage "
+     "element shared by several positions takes the value if any of them is masked; npgrad "
+     "writes every position and the last alias wins",
+     ("expand",), ("masked_fill_",),
+     ("plain_leaf", "nonleaf", "leaf_write_no_grad", "nonleaf_write_no_grad",
+      "nonleaf_both_no_grad", "inference_write_inside", "inference_write_outside")),
+    ("x[idx] = src (src requires grad) on an expanded view or an output of unbind/split/chunk "
+     "of a tensor without grad: torch raises 'A view was created in no_grad mode and is being "
      "modified inplace with grad mode enabled. This view is the output of a function that "
-     "returns multiple views. Such functions do not allow ...'; npgrad records the write "
-     "(base CopySlices, requires_grad True) -- or, for unbind/split/chunk with setitem, raises "
-     "'Output 0 of Alias is a view and is being modified inplace ...'",
-     MULTI_OUTPUT + ("unbind_then_view",), WITH_GRAD_SOURCE, ("plain_leaf",)),
+     "returns multiple views. ...' (multi-output) or regenerates the view's history "
+     "(expand); npgrad raises 'Output 0 of Alias is a view and is being modified inplace ...' "
+     "or leaves the view without history",
+     ("expand",) + MULTI_OUTPUT + ("unbind_then_view",), ("setitem",), ("plain_leaf",)),
     ("v[..., :1] = src (src requires grad) on a view v of a leaf without grad: torch "
      "regenerates v's history (v.grad_fn AsStridedBackward0, requires_grad True, is_leaf False, "
      "backward through v reaches src); npgrad leaves v.grad_fn None, requires_grad False, and "
@@ -429,14 +427,6 @@ SNIPPETS = {
 }
 
 KNOWN_SNIPPET_DIFFS: dict[str, str] = {
-    "inference.normal_tensor_view_in_mode": (
-        "a view of a normal tensor made inside inference_mode, written outside: torch 'A view "
-        "was created in inference mode and is being modified inplace in normal mode. Given that "
-        "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
-        "by moving both the view and the inplace either both inside the inference_mode block (if "
-        "you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
-        "tracked).'; npgrad the no_grad text 'A view was created in no_grad mode and is being "
-        "modified inplace with grad mode enabled. ...'"),
 }
 
 

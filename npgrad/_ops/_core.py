@@ -272,13 +272,14 @@ class ViewInfo:
     torch refuses to give such a view a history (see ``refresh_view_grad_fn``).
     """
 
-    __slots__ = ("created_in_no_grad", "multi_output", "version")
+    __slots__ = ("created_in_no_grad", "multi_output", "version", "created_in_inference")
 
     def __init__(self, created_in_no_grad: bool, multi_output: bool = False,
-                 version: int | None = None) -> None:
+                 version: int | None = None, created_in_inference: bool = False) -> None:
         self.created_in_no_grad = created_in_no_grad
         self.multi_output = multi_output
         self.version = version
+        self.created_in_inference = created_in_inference
 
 
 def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False) -> tuple:
@@ -316,5 +317,6 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
     if made_in_no_grad or multi_output:
         extra = res._extra = TensorExtra()
         extra.view_info = ViewInfo(made_in_no_grad, multi_output,
-                                   None if vc is INFERENCE_COUNTER else vc.version)
+                                   None if vc is INFERENCE_COUNTER else vc.version,
+                                   bool(node is None and x._requires_grad and mode & INFERENCE))
     return res, node

@@ -39,6 +39,13 @@ NO_GRAD_VIEW_MSG = (
     "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
     "to be tracked)."
 )
+INFERENCE_VIEW_MSG = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given "
+    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+    "by moving both the view and the inplace either both inside the inference_mode block (if "
+    "you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
 INFERENCE_INPLACE_MSG = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
     "clone to get a normal tensor before doing inplace update.See "
@@ -52,7 +59,7 @@ OVERLAP_MSG = (
 )
 
 
-def check_inplace(self: Tensor, mode: int) -> None:
+def check_inplace(self: Tensor, mode: int, check_memory: bool = True) -> None:
     """Raise torch's error if ``self`` may not be written in place under ``mode``.
 
     Order as torch's: autograd's checks (leaf, view of a leaf, views made
@@ -68,14 +75,17 @@ def check_inplace(self: Tensor, mode: int) -> None:
             _check_view_inplace(self)
             if base._requires_grad and base._grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_MSG)
-    check_overlap(self)
+    if check_memory:
+        check_overlap(self)
 
 
 def check_overlap(self: Tensor) -> None:
-    """Writing through an expanded (stride-0) view would write one element many times."""
+    """An op that reads what it writes cannot write an expanded view (one element, many places)."""
     data = self._data
     if data.size > 1 and 0 in data.strides:
-        raise RuntimeError(OVERLAP_MSG)
+        for size, stride in zip(data.shape, data.strides):
+            if stride == 0 and size > 1:
+                raise RuntimeError(OVERLAP_MSG)
 
 
 def refuses_inference_write(self: Tensor, mode: int) -> bool:
@@ -83,9 +93,11 @@ def refuses_inference_write(self: Tensor, mode: int) -> bool:
     return self._vc is INFERENCE_COUNTER and not mode & INFERENCE
 
 
-def write_then_refuse(self: Tensor, op: Callable, args: tuple, kwargs: dict) -> None:
+def write_then_refuse(self: Tensor, op: Callable, args: tuple, kwargs: dict,
+                      check_memory: bool = True) -> None:
     """torch writes an inference tensor outside inference mode, *then* raises; so do we."""
-    check_overlap(self)
+    if check_memory:
+        check_overlap(self)
     previous = _tls.mode
     _tls.mode = previous & ~1  # compute without recording
     try:
@@ -110,7 +122,20 @@ def _check_view_inplace(self: Tensor) -> None:
                 "Such functions do not allow the output views to be modified inplace. You "
                 "should replace the inplace operation by an out-of-place one.")
         if info.created_in_no_grad:
-            raise RuntimeError(NO_GRAD_VIEW_MSG)
+            raise RuntimeError(INFERENCE_VIEW_MSG if info.created_in_inference
+                               else NO_GRAD_VIEW_MSG)
+
+
+def _check_multi_output_view_without_history(self: Tensor) -> None:
+    """One of several views of a tensor without grad, about to get a history: torch refuses."""
+    extra = self._extra
+    info = extra.view_info if extra is not None else None
+    if info is not None and info.multi_output and self._grad_fn is None:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should replace "
+            "the inplace operation by an out-of-place one.")
 
 
 def _check_castable(result: np.dtype, target: np.dtype) -> None:
@@ -148,14 +173,26 @@ def _alias(self: Tensor) -> Tensor:
 
 def apply_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> Tensor:
     """Run out-of-place ``op(self, *args)`` and make its result ``self``'s new value."""
+    return _apply_inplace(self, op, args, kwargs, True)
+
+
+def overwrite_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> Tensor:
+    """``apply_inplace`` for ops whose new values do not read the old ones (fill_, zero_,
+    masked_fill_): as in torch, these may write an expanded view."""
+    return _apply_inplace(self, op, args, kwargs, False)
+
+
+def _apply_inplace(self: Tensor, op: Callable, args: tuple, kwargs: dict,
+                   check_memory: bool) -> Tensor:
     mode = _tls.mode
     if refuses_inference_write(self, mode):
-        write_then_refuse(self, op, args, kwargs)
-    check_inplace(self, mode)
+        write_then_refuse(self, op, args, kwargs, check_memory)
+    check_inplace(self, mode, check_memory)
     if mode == RECORDING and (self._requires_grad or any(requires_grad(a) for a in args)):
         if self._base is not None:
             from .views import inplace_on_view
 
+            _check_multi_output_view_without_history(self)
             return inplace_on_view(self, op, args, kwargs)
         old = _alias(self)
         res = op(old, *args, **kwargs)
@@ -289,7 +326,7 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
 
 
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
-    return apply_inplace(self, pw.masked_fill, mask, value)
+    return overwrite_inplace(self, pw.masked_fill, mask, value)
 
 
 class FillBackward2(pw.UnaryNode):
@@ -330,7 +367,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value._data.ndim} dimensions.")
-    return apply_inplace(self, _fill_value, value)
+    return overwrite_inplace(self, _fill_value, value)
 
 
 def _fill_value(input: Tensor, value: Any) -> Tensor:
@@ -342,7 +379,7 @@ def _fill_zero(input: Tensor) -> Tensor:
 
 
 def zero_(self: Tensor) -> Tensor:
-    return apply_inplace(self, _fill_zero)
+    return overwrite_inplace(self, _fill_zero)
 
 
 class CopyBackwards(pw.BinaryNode):
