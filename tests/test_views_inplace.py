@@ -137,24 +137,11 @@ NO_GRAD_VIEW_TOUCHED = (
     "the write ran under no_grad); npgrad: view.grad_fn None, flags (True, True, True), "
     "backward through the view runs")
 KNOWN_DIFFS: list[tuple[str, Any, Any, Any]] = [
-    ("masked_fill_ on an expanded view: torch writes only the masked elements, so a storage "
-     "element shared by several positions takes the value if any of them is masked; npgrad "
-     "writes every position and the last alias wins",
-     ("expand",), ("masked_fill_",),
-     ("plain_leaf", "nonleaf", "leaf_write_no_grad", "nonleaf_write_no_grad",
-      "nonleaf_both_no_grad", "inference_write_inside", "inference_write_outside")),
-    ("x[idx] = src (src requires grad) on an expanded view or an output of unbind/split/chunk "
-     "of a tensor without grad: torch raises 'A view was created in no_grad mode and is being "
-     "modified inplace with grad mode enabled. This view is the output of a function that "
-     "returns multiple views. ...' (multi-output) or regenerates the view's history "
-     "(expand); npgrad raises 'Output 0 of Alias is a view and is being modified inplace ...' "
-     "or leaves the view without history",
-     ("expand",) + MULTI_OUTPUT + ("unbind_then_view",), ("setitem",), ("plain_leaf",)),
     ("v[..., :1] = src (src requires grad) on a view v of a leaf without grad: torch "
      "regenerates v's history (v.grad_fn AsStridedBackward0, requires_grad True, is_leaf False, "
      "backward through v reaches src); npgrad leaves v.grad_fn None, requires_grad False, and "
      "backward through v raises 'element 0 of tensors does not require grad ...'",
-     SINGLE_VIEWS, ("setitem",), ("plain_leaf",)),
+     SINGLE_VIEWS + ("expand",), ("setitem",), ("plain_leaf",)),
 ]
 
 

@@ -338,6 +338,10 @@ def _check_view_of_view(input: Tensor, last: Tensor, value: Tensor) -> None:
     if info.created_in_no_grad:
         raise RuntimeError(_NO_GRAD_VIEW_OF_VIEW.format(nr=last._output_nr, name=name))
     if info.multi_output:
+        if input._grad_fn is None:  # one of several views of a tensor without grad
+            from .inplace import _check_multi_output_view_without_history
+
+            _check_multi_output_view_without_history(input)
         raise RuntimeError(_MULTI_OUTPUT_VIEW.format(nr=last._output_nr, name=name))
 
 

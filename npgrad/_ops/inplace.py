@@ -94,7 +94,7 @@ def refuses_inference_write(self: Tensor, mode: int) -> bool:
 
 
 def write_then_refuse(self: Tensor, op: Callable, args: tuple, kwargs: dict,
-                      check_memory: bool = True) -> None:
+                      check_memory: bool = True, where: Any = None) -> None:
     """torch writes an inference tensor outside inference mode, *then* raises; so do we."""
     if check_memory:
         check_overlap(self)
@@ -104,7 +104,7 @@ def write_then_refuse(self: Tensor, op: Callable, args: tuple, kwargs: dict,
         res = op(self, *args, **kwargs)
     finally:
         _tls.mode = previous
-    write_inplace(self, res._data)
+    write_inplace(self, res._data, where)
     raise RuntimeError(INFERENCE_INPLACE_MSG)
 
 
@@ -151,8 +151,12 @@ def _check_shape(result_shape: tuple, target_shape: tuple) -> None:
             f"broadcast shape [{', '.join(map(str, result_shape))}]")
 
 
-def write_inplace(self: Tensor, values: np.ndarray) -> None:
-    """Store ``values`` into ``self``'s storage (torch's dtype and shape rules)."""
+def write_inplace(self: Tensor, values: np.ndarray, where: Any = None) -> None:
+    """Store ``values`` into ``self``'s storage (torch's dtype and shape rules).
+
+    ``where`` limits the write to some positions (masked_fill_ writes only the masked
+    ones, which matters when positions share memory, as in an expanded view).
+    """
     data = self._data
     _check_castable(values.dtype, data.dtype)
     if values.shape != data.shape:
@@ -161,7 +165,10 @@ def write_inplace(self: Tensor, values: np.ndarray) -> None:
         except ValueError:
             shape = values.shape
         _check_shape(shape, data.shape)
-    np.copyto(data, values, casting="unsafe")
+    if where is None:
+        np.copyto(data, values, casting="unsafe")
+    else:
+        np.copyto(data, values, casting="unsafe", where=where)
 
 
 def _alias(self: Tensor) -> Tensor:
@@ -183,25 +190,25 @@ def overwrite_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> 
 
 
 def _apply_inplace(self: Tensor, op: Callable, args: tuple, kwargs: dict,
-                   check_memory: bool) -> Tensor:
+                   check_memory: bool, write_where: Any = None) -> Tensor:
     mode = _tls.mode
     if refuses_inference_write(self, mode):
-        write_then_refuse(self, op, args, kwargs, check_memory)
+        write_then_refuse(self, op, args, kwargs, check_memory, write_where)
     check_inplace(self, mode, check_memory)
     if mode == RECORDING and (self._requires_grad or any(requires_grad(a) for a in args)):
         if self._base is not None:
             from .views import inplace_on_view
 
             _check_multi_output_view_without_history(self)
-            return inplace_on_view(self, op, args, kwargs)
+            return inplace_on_view(self, op, args, kwargs, write_where)
         old = _alias(self)
         res = op(old, *args, **kwargs)
         keep_old_value(old, res)
-        write_inplace(self, res._data)
+        write_inplace(self, res._data, write_where)
         adopt_result(self, old, res)
         return self
     res = op(self, *args, **kwargs)
-    write_inplace(self, res._data)
+    write_inplace(self, res._data, write_where)
     bump_version(self)
     return self
 
@@ -326,7 +333,8 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
 
 
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
-    return overwrite_inplace(self, pw.masked_fill, mask, value)
+    where = mask._data if isinstance(mask, Tensor) and mask._data.dtype.kind == "b" else None
+    return _apply_inplace(self, pw.masked_fill, (mask, value), {}, False, where)
 
 
 class FillBackward2(pw.UnaryNode):

@@ -193,14 +193,15 @@ class CopySlices(Node):
         return (grad_base,) + tuple(fn_grads[1:])
 
 
-def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict) -> Tensor:
+def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict,
+                    write_where: Any = None) -> Tensor:
     """A recorded in-place op on ``view``: see Note [In-place on a view]."""
     base = view._base
     old = _make(Tensor, view._data, view._grad_fn, True, None)
     old._output_nr = view._output_nr
     res = op(old, *args, **kwargs)
     keep_old_value(old, res)
-    write_inplace(view, res._data)
+    write_inplace(view, res._data, write_where)
     fn = res._grad_fn
     adopt_result(view, old, res)
     geometry = Geometry.of(view._data, base._data)
