@@ -298,11 +298,6 @@ def R(name: str, fn: Callable, inputs: tuple, rg: tuple | None = None, fd: bool 
     return OpRow(name, fn, tuple(inputs), "reduction", requires_grad=rg, **kw)
 
 
-_PROD_BUG = ("prod with exactly one zero in a slice records the gradient of the nonzero "
-             "elements as a constant 0, so its derivative with respect to the zero element is "
-             "lost: gradgradcheck's analytical Jacobian has 0 where torch and finite "
-             "differences have the product of the remaining elements")
-
 TIES = _arr([1.0, 3.0, 3.0], [2.0, 2.0, -1.0])
 ZEROS1 = _arr([1.5, 0.0, 2.0], [0.5, -2.0, 3.0])
 ZEROS2 = _arr([0.0, 0.0, 2.0], [0.5, 0.0, 3.0])
@@ -326,13 +321,10 @@ REDUCTION = [
     R("mean_dtype", lambda m, x: x.mean(1, dtype=m.float64), ((2, 3),)),
     R("prod", lambda m, x: x.prod(), ((2, 3),)),
     R("prod_dim", lambda m, x: m.prod(x, 1, True), ((2, 3),)),
-    R("prod_one_zero", lambda m, x: x.prod(1), (ZEROS1,), known_bug=_PROD_BUG,
-      bug_in=frozenset({GRADGRADCHECK})),
-    R("prod_zeros_all", lambda m, x: x.prod(), (ZEROS1,), known_bug=_PROD_BUG,
-      bug_in=frozenset({GRADGRADCHECK})),
+    R("prod_one_zero", lambda m, x: x.prod(1), (ZEROS1,)),
+    R("prod_zeros_all", lambda m, x: x.prod(), (ZEROS1,)),
     R("prod_two_zeros", lambda m, x: x.prod(), (ZEROS2,)),
-    R("prod_two_zeros_dim", lambda m, x: x.prod(0), (ZEROS2,), known_bug=_PROD_BUG,
-      bug_in=frozenset({GRADGRADCHECK})),
+    R("prod_two_zeros_dim", lambda m, x: x.prod(0), (ZEROS2,)),
     # amax / amin / max / min
     R("amax", lambda m, x: x.amax(), ((2, 3),)),
     R("amax_dim", lambda m, x: m.amax(x, 1), ((2, 3),)),

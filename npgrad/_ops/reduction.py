@@ -277,16 +277,24 @@ class ProdBackward0(_ReductionNode):
         zero = x._data == 0
         if not zero.any():
             return g * (_restore(saved(self, "result"), self.keep_shape) / x),
-        # With zeros, division by x is useless: the product of the nonzero
-        # elements is the gradient of a lone zero; with two zeros all is zero.
+        # With zeros, "result / x" is useless.  The product of the others is split
+        # into its nonzero part and its zero part, each written so that it stays
+        # differentiable (second derivatives through the zeros are right):
+        #   x_j != 0: (prod of nonzeros / x_j) * (prod of the zero elements)
+        #   x_j == 0: prod of nonzeros * (1 if j is the only zero; the other zero's value
+        #             if there are two; 0 with three or more, whose derivatives vanish too)
         axes = self.dim
-        x_safe = where(_constant(zero), 1.0, x)
+        is_zero = _constant(zero)
+        x_safe = where(is_zero, 1.0, x)
         p_nz = prod_over(x_safe, axes)
+        zero_part = prod_over(where(is_zero, x, 1.0), axes)
+        zero_sum = sum(where(is_zero, x, 0.0), axes, keepdim=True)
         n_zero = zero.sum(axis=axes, keepdims=True)
-        at_zero = _constant(zero & (n_zero == 1))
-        elsewhere = _constant(~zero & (n_zero == 0))
-        others = p_nz * at_zero + (p_nz / x_safe) * elsewhere
-        return g * others,
+        one = _constant(n_zero == 1)
+        two = _constant(n_zero == 2)
+        at_zero = p_nz * (one + two * (zero_sum - x))
+        elsewhere = (p_nz / x_safe) * zero_part
+        return g * where(is_zero, at_zero, elsewhere),
 
 
 class ProdBackward1(ProdBackward0):
