@@ -1,0 +1,169 @@
+"""Batch and layer normalization: forward in NumPy, one recorded node each."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor, bump_version, wrap
+from ._core import Node, SavedTensor, record, saved
+
+
+# -- normalization -------------------------------------------------------------------------
+
+class _NormNode(Node):
+    """Shared backward of batch and layer norm, in npgrad ops (differentiable again).
+
+    ``axes`` are the reduced dims; ``param_shape`` views weight/bias against the
+    input.  In training (``stats is None``) mean and variance are recomputed from
+    the saved input so that second derivatives flow through them; in batch norm's
+    eval mode ``stats`` holds the fixed ``(mean, invstd)`` arrays.
+    """
+
+    __slots__ = ("input", "weight", "axes", "param_shape", "wshape", "eps", "stats")
+    _saved_fields = ("input", "weight")
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .reduction import mean, sum as sum_
+        from .pointwise import rsqrt
+        from .shape import reshape
+
+        x = saved(self, "input")
+        w = saved(self, "weight") if self.weight is not None else None
+        axes = self.axes
+        need_x, need_w, need_b = (self.next_functions[i][0] is not None for i in range(3))
+        if self.stats is None:
+            mu = mean(x, axes, keepdim=True)
+            xc = x - mu
+            invstd = rsqrt(mean(xc * xc, axes, keepdim=True) + self.eps)
+        else:
+            mu_np, invstd_np = self.stats
+            xc = x - wrap(mu_np, 0)
+            invstd = wrap(invstd_np, 0)
+        xhat = xc * invstd
+        gx = gw = gb = None
+        param_axes = self._param_axes(x._data.ndim)
+        if need_w:
+            gw = reshape(sum_(grad * xhat, param_axes), self.wshape)
+        if need_b:
+            gb = reshape(sum_(grad, param_axes), self.wshape)
+        if need_x:
+            gxhat = grad if w is None else grad * reshape(w, self.param_shape)
+            if self.stats is None:
+                gx = (gxhat - mean(gxhat, axes, keepdim=True)
+                      - xhat * mean(gxhat * xhat, axes, keepdim=True)) * invstd
+            else:
+                gx = gxhat * invstd
+        return gx, gw, gb
+
+    def _param_axes(self, ndim: int) -> tuple:
+        return tuple(i for i in range(ndim) if self.param_shape[i] == 1)
+
+
+class NativeBatchNormBackward0(_NormNode):
+    __slots__ = ()
+
+
+class NativeLayerNormBackward0(_NormNode):
+    __slots__ = ()
+
+
+def _norm_record(cls: type, input: Tensor, weight: Any, bias: Any, out: np.ndarray, axes: tuple,
+                 param_shape: tuple, wshape: tuple, eps: float, stats: Any) -> Tensor:
+    res, node = record(cls, (input, weight, bias), out)
+    if node is not None:
+        node.input = SavedTensor(input)
+        node.weight = SavedTensor(weight) if weight is not None else None
+        node.axes, node.param_shape, node.eps, node.stats = axes, param_shape, eps, stats
+        node.wshape = wshape
+    return res
+
+
+def _size(shape: tuple) -> str:
+    return "torch.Size([" + ", ".join(str(s) for s in shape) + "])"
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """Normalize over every dim but the channel dim 1 (grad_fn ``NativeBatchNormBackward0``).
+
+    In training the batch statistics are used and the running ones (when given)
+    updated in place: ``running = (1 - momentum) * running + momentum * batch``,
+    with the unbiased variance.
+    """
+    x = input._data
+    if x.ndim < 2:
+        raise ValueError(f"expected 2D or 3D input (got {x.ndim}D input)")
+    if training:
+        size = x.shape[0] * math.prod(x.shape[2:])
+        if size == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {_size(x.shape)}")
+    c = x.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t._data.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
+    axes = (0,) + tuple(range(2, x.ndim))
+    param_shape = (1, c) + (1,) * (x.ndim - 2)
+    acc = np.float64
+    if training or running_mean is None:
+        mu = x.mean(axis=axes, dtype=acc, keepdims=True)
+        var = np.square(x - mu).mean(axis=axes, keepdims=True)
+        stats = None
+        if training and running_mean is not None:
+            n = x.size // c
+            with np.errstate(divide="ignore", invalid="ignore"):
+                unbiased = var.reshape(c) * (n / (n - 1)) if n > 1 else var.reshape(c) * np.inf
+            rm, rv = running_mean._data, running_var._data
+            np.copyto(rm, (1 - momentum) * rm + momentum * mu.reshape(c), casting="unsafe")
+            np.copyto(rv, (1 - momentum) * rv + momentum * unbiased, casting="unsafe")
+            bump_version(running_mean)
+            bump_version(running_var)
+    else:
+        mu = running_mean._data.astype(acc).reshape(param_shape)
+        var = running_var._data.astype(acc).reshape(param_shape)
+    invstd = 1.0 / np.sqrt(var + eps)
+    out = (x - mu) * invstd
+    if weight is not None:
+        out = out * weight._data.reshape(param_shape)
+    if bias is not None:
+        out = out + bias._data.reshape(param_shape)
+    out = np.ascontiguousarray(out, dtype=x.dtype)
+    if not training and running_mean is not None:
+        stats = (mu.astype(x.dtype), invstd.astype(x.dtype))
+    return _norm_record(NativeBatchNormBackward0, input, weight, bias, out, axes, param_shape,
+                        (c,), eps, stats)
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims (grad_fn ``NativeLayerNormBackward0``)."""
+    x = input._data
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else \
+        tuple(int(s) for s in normalized_shape)
+    k = len(shape)
+    if k == 0 or x.ndim < k or x.shape[x.ndim - k:] != shape:
+        raise RuntimeError(
+            f"Given normalized_shape=[{', '.join(map(str, shape))}], expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size"
+            f"[{', '.join(map(str, x.shape))}]")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t._data.shape != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape [{', '.join(map(str, t._data.shape))}] and "
+                               f"normalized_shape = [{', '.join(map(str, shape))}]")
+    axes = tuple(range(x.ndim - k, x.ndim))
+    param_shape = (1,) * (x.ndim - k) + shape
+    mu = x.mean(axis=axes, dtype=np.float64, keepdims=True)
+    var = np.square(x - mu).mean(axis=axes, keepdims=True)
+    out = (x - mu) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight._data
+    if bias is not None:
+        out = out + bias._data
+    out = np.ascontiguousarray(out, dtype=x.dtype)
+    return _norm_record(NativeLayerNormBackward0, input, weight, bias, out, axes, param_shape,
+                        shape, eps, None)
