@@ -27,6 +27,7 @@ import numpy as np
 from . import _dtype
 from ._mode import _tls, GRAD, INFERENCE, RECORDING
 from ._size import Size
+from ._ops._shape_util import NO_DIM
 from .autograd.graph import AccumulateGrad
 
 
@@ -934,10 +935,10 @@ class Tensor:
         return logical_not(self)
 
     # -- reductions -----------------------------------------------------------
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def sum(self, dim: Any = NO_DIM, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         return sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def mean(self, dim: Any = NO_DIM, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         return mean(self, dim, keepdim, dtype=dtype)
 
     def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:

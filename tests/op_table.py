@@ -308,6 +308,8 @@ REDUCTION = [
     # sum / mean / prod
     R("sum", lambda m, x: m.sum(x), ((2, 3),)),
     R("sum_dim", lambda m, x: x.sum(1), ((2, 3),)),
+    R("sum_dim_none", lambda m, x: x.sum(dim=None), ((2, 3),)),  # SumBackward1, as torch
+    R("mean_dim_none", lambda m, x: m.mean(x, None), ((2, 3),)),  # MeanBackward1
     R("sum_neg_dim_keep", lambda m, x: x.sum(-1, keepdim=True), ((2, 3),)),
     R("sum_tuple", lambda m, x: m.sum(x, (0, 2)), ((2, 3, 4),)),
     R("sum_list_keep", lambda m, x: x.sum([0, 2], True), ((2, 3, 4),)),

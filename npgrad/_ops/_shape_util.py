@@ -4,6 +4,19 @@ from __future__ import annotations
 from typing import Any
 
 
+class _NoDim:
+    """The default of ``dim`` in sum/mean: torch tells ``x.sum()`` (SumBackward0) from an
+    explicit ``x.sum(dim=None)`` (SumBackward1), so None cannot be the default."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+NO_DIM = _NoDim()
+
+
 def wrap_dim(dim: Any, ndim: int) -> int:
     """Turn a possibly negative ``dim`` into an index, with torch's IndexError."""
     if not isinstance(dim, int):

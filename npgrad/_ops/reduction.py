@@ -31,7 +31,7 @@ from .. import _dtype
 from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
 from ._core import SavedTensor, UnaryNode, is_tensor, saved, unary
-from ._shape_util import wrap_dim, wrap_dims
+from ._shape_util import NO_DIM, wrap_dim, wrap_dims
 from .pointwise import zeros_like_grad
 from .pointwise import (abs, exp, maximum, minimum, pow, sign, where)  # noqa: A004
 
@@ -195,7 +195,9 @@ def _sum_dtype(d: np.dtype) -> np.dtype:
     return np.dtype(np.int64) if d.kind in "biu" else d
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+
+
+def sum(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,  # noqa: A001
         dtype: Any = None) -> Tensor:
     """Sum of elements; SumBackward0 without ``dim``, SumBackward1 with it.
 
@@ -211,13 +213,16 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
         _check_autograd_dtype(input, dt)
         data = data.astype(dt, copy=False)
     out_dt = _sum_dtype(data.dtype)
+    explicit = dim is not NO_DIM
+    if not explicit:
+        dim = None
     axes = _reduce_axes("sum", data.ndim, dim)
     shape = _out_shape(data.shape, axes, keepdim)
     if out_dt.kind == "f":
         out = np.sum(_acc(data), axis=axes)
     else:
         out = np.sum(data, axis=axes, dtype=out_dt)
-    cls = SumBackward0 if dim is None and not keepdim else SumBackward1
+    cls = SumBackward0 if not explicit and not keepdim else SumBackward1
     return _record(cls, input, _finish(out, out_dt, shape), axes)
 
 
@@ -233,7 +238,7 @@ class MeanBackward1(MeanBackward0):
     __slots__ = ()
 
 
-def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+def mean(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Arithmetic mean; floating (or an explicit floating ``dtype``) only.
 
@@ -252,11 +257,14 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
                                "either a floating point or complex dtype. Got: "
                                f"{_scalar_name(dt)}")
         data = data.astype(dt, copy=False)
+    explicit = dim is not NO_DIM
+    if not explicit:
+        dim = None
     axes = _reduce_axes("mean", data.ndim, dim)
     n = _count(data.shape, axes)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.sum(_acc(data), axis=axes) / np.asarray(n, dtype=_acc(data).dtype)
-    cls = MeanBackward0 if dim is None and not keepdim else MeanBackward1
+    cls = MeanBackward0 if not explicit and not keepdim else MeanBackward1
     res = _record(cls, input, _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)),
                   axes)
     if res._grad_fn is not None:
