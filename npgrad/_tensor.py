@@ -240,13 +240,11 @@ def rebuild_output(saved: Any, node: Any) -> Tensor:
 
 
 def accumulate_into_grad(leaf: Tensor, grad: Tensor) -> None:
-    """AccumulateGrad's job: add ``grad`` into ``leaf.grad`` the way torch does."""
+    """AccumulateGrad's job: add ``grad`` into ``leaf.grad`` the way torch does.
+
+    The leaf's own hooks have run already (the engine runs them first, as torch does).
+    """
     extra = leaf._extra
-    if extra is not None and extra.hooks:
-        for hook in list(extra.hooks.values()):
-            new = hook(grad)
-            if new is not None:
-                grad = _checked_hook_result(hook, grad, new)
     old = leaf._grad
     if _tls.mode & GRAD:  # create_graph: the new .grad is part of a graph
         if old is None:

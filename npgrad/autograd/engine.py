@@ -150,6 +150,8 @@ def run_backward(roots: list, root_grads: list, retain_graph: bool, create_graph
                 for i, nr in capture_at[node]:
                     captured[i] = grads[nr]
                 continue
+            if type(node) is AccumulateGrad:
+                grads = _run_leaf_hooks(node, grads)
             if node._hooks is not None:
                 grads = _run_pre_hooks(node, grads)
             if node in capture_at:
@@ -276,17 +278,24 @@ def _check_nan(node: Node, outputs: tuple) -> None:
                                "output.")
 
 
+def _run_leaf_hooks(node: AccumulateGrad, grads: list) -> list:
+    """A leaf's own ``register_hook`` hooks: torch runs them before anything else of its
+    AccumulateGrad (its pre-hooks, the accumulation, post-accumulate hooks)."""
+    extra = node.variable._extra
+    if extra is not None and extra.hooks and grads[0] is not None:
+        from .._tensor import _checked_hook_result
+
+        for hook in list(extra.hooks.values()):
+            new = hook(grads[0])
+            if new is not None:
+                grads[0] = _checked_hook_result(hook, grads[0], new)
+    return grads
+
+
 def _run_tensor_pre_hooks(node: Node, grads: list) -> list:
     """Hooks registered on the node's output tensors (a leaf's own hooks for AccumulateGrad)."""
     if type(node) is AccumulateGrad:
-        extra = node.variable._extra
-        if extra is not None and extra.hooks and grads[0] is not None:
-            from .._tensor import _checked_hook_result
-
-            for hook in list(extra.hooks.values()):
-                new = hook(grads[0])
-                if new is not None:
-                    grads[0] = _checked_hook_result(hook, grads[0], new)
+        grads = _run_leaf_hooks(node, grads)
     if node._hooks is None:
         return grads
     for nr, tensor_hooks in node._hooks.tensor_pre_hooks.items():
