@@ -17,7 +17,6 @@ attribute lookup ever fails on the hot path:
 """
 from __future__ import annotations
 
-import sys
 import warnings
 import weakref
 from typing import Any, Iterator
@@ -27,7 +26,7 @@ import numpy as np
 from . import _dtype
 from ._mode import _tls, GRAD, INFERENCE, RECORDING
 from ._size import Size
-from ._ops._shape_util import NO_DIM
+from ._ops._shape_util import NO_DIM, wrap_dim
 from .autograd.graph import AccumulateGrad
 
 
@@ -266,16 +265,14 @@ def accumulate_into_grad(leaf: Tensor, grad: Tensor) -> None:
 
 
 def _owned_copy(grad: Tensor) -> Tensor:
-    """A grad tensor nobody else holds: stolen when provably private, else copied."""
-    data = grad._data
-    # Refcounts: `grad` is held by the engine's buffer, this frame's argument and
-    # getrefcount's own argument; the array only by `grad` (and the argument).
-    if (grad._grad_fn is None and grad._vc is None and data.base is None
-            and sys.getrefcount(data) <= 2 and sys.getrefcount(grad) <= 4
-            and data.flags.writeable and data.flags.c_contiguous):
-        return grad
-    out = wrap(np.array(data, copy=True, order="C"), 0)
-    return out
+    """A private copy of a first gradient for ``.grad``.
+
+    The incoming tensor may be shared (a user's ``gradient``, one tensor sent down
+    two edges, a tensor a hook kept), so ``.grad``, which later accumulates in
+    place, never aliases it.  torch steals provably private gradients instead;
+    proving that here would need ownership tracking the engine does not do.
+    """
+    return wrap(np.array(grad._data, copy=True, order="C"), 0)
 
 
 def _checked_hook_result(hook: Any, old: Tensor, new: Any) -> Tensor:
@@ -462,7 +459,7 @@ class Tensor:
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
     @property
     def dtype(self) -> _dtype.dtype:
@@ -502,7 +499,7 @@ class Tensor:
     def stride(self, dim: int | None = None) -> Any:
         item = self._data.itemsize
         strides = tuple(s // item for s in self._data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        return strides if dim is None else strides[wrap_dim(dim, self._data.ndim)]
 
     def is_contiguous(self) -> bool:
         return self._data.flags.c_contiguous
@@ -1158,12 +1155,6 @@ class Tensor:
 
 def _shape_str(shape: tuple) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    from ._ops._shape_util import wrap_dim
-
-    return wrap_dim(dim, ndim)
 
 
 def _as_tensor_like(value: Any, like: Tensor) -> Tensor:

@@ -97,15 +97,6 @@ def _scalar_for(arr: np.ndarray, s: Any) -> Any:
     return s
 
 
-def check_broadcast(*arrays: Any) -> None:
-    """Raise torch's broadcast error for shapes NumPy refused."""
-    shape: tuple = ()
-    for x in arrays:
-        if isinstance(x, np.ndarray):
-            shape = broadcast_shapes(shape, x.shape) if shape else x.shape
-    raise RuntimeError("shapes could not be broadcast")  # pragma: no cover
-
-
 def binary_compute(ufunc: Any, ad: Any, bd: Any) -> Any:
     try:
         return ufunc(ad, bd)
@@ -169,12 +160,7 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
     mode = _tls.mode
     if mode == RECORDING and ((a._requires_grad if ta else requires_grad(a))
                               or (b._requires_grad if tb else requires_grad(b))):
-        node = _new(cls)
-        node._init_node((edge_of(a) if ta else edge_or_none(a),
-                         edge_of(b) if tb else edge_or_none(b)), ((out.shape, out.dtype),))
-        res = wrap_result(out, node)
-        node.save(a, b, res)
-        return res
+        return _record_binary(cls, a, b, out)
     # The unrecorded result, built inline (as ``wrap`` does): this is the hottest line.
     t = _new(Tensor)
     t._data = out
@@ -194,12 +180,17 @@ def binary(cls: Any, a: Any, b: Any, out: Any) -> Tensor:
     if type(out) is not ndarray:
         out = np.asarray(out)
     if mode == RECORDING and (requires_grad(a) or requires_grad(b)):
-        node = _new(cls)
-        node._init_node((edge_or_none(a), edge_or_none(b)), ((out.shape, out.dtype),))
-        res = wrap_result(out, node)
-        node.save(a, b, res)
-        return res
+        return _record_binary(cls, a, b, out)
     return wrap(out, mode)
+
+
+def _record_binary(cls: Any, a: Any, b: Any, out: np.ndarray) -> Tensor:
+    """Build node ``cls`` over two operands (a Python number gets no edge) and its result."""
+    node = _new(cls)
+    node._init_node((edge_or_none(a), edge_or_none(b)), ((out.shape, out.dtype),))
+    res = wrap_result(out, node)
+    node.save(a, b, res)
+    return res
 
 
 def edge_or_none(x: Any) -> tuple:

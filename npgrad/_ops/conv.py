@@ -292,10 +292,7 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
                            f"1-dimensional with {w.shape[0]} elements, but got bias of size "
                            f"{_size_str(bias._data.shape)} instead")
     if x.dtype != w.dtype:
-        raise RuntimeError(f"Input type ({_dtype.from_np(x.dtype).scalar_name}) and bias type "
-                           f"({_dtype.from_np(w.dtype).scalar_name}) should be the same"
-                           if False else
-                           f"expected scalar type {_dtype.from_np(w.dtype).scalar_name} but "
+        raise RuntimeError(f"expected scalar type {_dtype.from_np(w.dtype).scalar_name} but "
                            f"found {_dtype.from_np(x.dtype).scalar_name}")
     padded = tuple(i + a + b for i, a, b in zip(x.shape[2:], lo, hi))
     eff = tuple(d * (k - 1) + 1 for d, k in zip(dilation_t, kernel))
