@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import _dtype
+from ._forward import FW, flush as flush_tangents
 from ._mode import _tls, GRAD, INFERENCE, RECORDING
 from ._size import Size
 from ._ops._shape_util import NO_DIM, wrap_dim
@@ -46,7 +47,7 @@ class TensorExtra:
     """Per-tensor state that most tensors never need."""
 
     __slots__ = ("accumulator", "hooks", "post_accumulate_hooks", "retains_grad",
-                 "view_info", "name", "is_param")
+                 "view_info", "name", "is_param", "tangent", "fw_pending")
 
     def __init__(self) -> None:
         self.accumulator = None  # weakref to this leaf's AccumulateGrad
@@ -56,6 +57,8 @@ class TensorExtra:
         self.view_info = None  # ViewInfo for views (see _ops.views)
         self.name = None
         self.is_param = False
+        self.tangent = None  # forward-mode tangent (see Note [Tangents] in npgrad._forward)
+        self.fw_pending = None  # its PendingJvp while not yet computed
 
 
 _new = object.__new__
@@ -354,6 +357,8 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
+        if FW.pending:  # a node's placeholder edges go before anyone sees them (npgrad._forward)
+            flush_tangents()
         if self._base is not None:
             return current_view_grad_fn(self)
         return self._grad_fn

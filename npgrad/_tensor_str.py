@@ -215,5 +215,10 @@ def tensor_repr(t: Any) -> str:
             suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
         elif t._requires_grad:
             suffixes.append("requires_grad=True")
+    extra = t._extra
+    if extra is not None and (extra.tangent is not None or extra.fw_pending is not None):
+        from ._forward import tangent_of
+
+        suffixes.append(f"tangent={tangent_of(t)}")
     return format_tensor(data, dtype_name=None if shown_by_default else dt.name,
                          suffixes=suffixes)

@@ -7,7 +7,10 @@ The checks, per row (see the op table's docstring for what a row is):
     random upstream gradient, in float32 and float64;
   * ``test_second_order_matches_torch``: gradients of (squared) gradients, in float64;
   * ``test_pointwise_property``: pointwise rows on random broadcast shapes and values (hypothesis);
-  * ``test_no_grad``: nothing is recorded under ``no_grad``.
+  * ``test_no_grad``: nothing is recorded under ``no_grad``;
+  * ``test_forward_ad_matches_reverse_jacobian`` / ``test_forward_ad_gradcheck`` /
+    ``test_forward_ad_matches_torch``: forward-mode tangents equal the reverse-mode Jacobian times
+    the tangents, pass gradcheck's forward check (finite differences), and equal torch's.
 The end of the file checks gradcheck itself: it fails, with torch's message, on a wrong backward.
 """
 from __future__ import annotations
@@ -23,8 +26,8 @@ from hypothesis.extra import numpy as hnp
 import npgrad
 from npgrad.autograd.gradcheck import GradcheckError
 
-from op_table import (DOMAINS, GRADCHECK, GRADGRADCHECK, NO_GRAD, PROPERTY, ROWS, SECOND_ORDER,
-                      TORCH_F32, TORCH_F64, OpRow)
+from op_table import (DOMAINS, FORWARD, FORWARD_TORCH, GRADCHECK, GRADGRADCHECK, NO_GRAD, PROPERTY,
+                      ROWS, SECOND_ORDER, TORCH_F32, TORCH_F64, OpRow)
 
 # Tolerances of the finite-difference checks (tighter than gradcheck's defaults: the inputs are
 # float64 and small, so central differences are accurate to about 1e-9).
@@ -181,6 +184,102 @@ def test_second_order_matches_torch(row: OpRow) -> None:
         theirs = _second_order(torch, row, arrays)
     for a, b in zip(mine, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+# -- (e): forward-mode AD ---------------------------------------------------------------------
+
+def _tangents(row: OpRow, arrays: list) -> list:
+    """A random tangent for each input that requires grad (None for the others)."""
+    rng = np.random.default_rng(3)
+    # float32-exact values: a row that passes through float32 then rounds no tangent
+    return [rng.standard_normal(a.shape).astype(np.float32).astype(a.dtype) if r else None
+            for a, r in zip(arrays, row.rg)]
+
+
+def _forward(mod: Any, row: OpRow, arrays: list, tangents: list) -> list:
+    """The row's output tangents (None for an output without one) from forward-mode AD."""
+    fwad = mod.autograd.forward_ad
+    with fwad.dual_level():
+        inputs = [mod.tensor(a) if t is None else fwad.make_dual(mod.tensor(a), mod.tensor(t))
+                  for a, t in zip(arrays, tangents)]
+        outs = _as_tuple(row.fn(mod, *inputs))
+        found = [fwad.unpack_dual(o).tangent if isinstance(o, mod.Tensor) else None for o in outs]
+        return [None if t is None else t.detach().numpy().copy() for t in found]
+
+
+def _reverse_jacobian_products(row: OpRow, arrays: list, tangents: list) -> list:
+    """sum_i J_i t_i for each differentiable output, with J_i found by reverse mode, row by row."""
+    tensors = _tensors(npgrad, row, arrays)
+    outs = _as_tuple(row.fn(npgrad, *tensors))
+    wrt = [t for t in tensors if t.requires_grad]
+    wrt_tangents = [t for t in tangents if t is not None]
+    products = []
+    for out in outs:
+        if not (isinstance(out, npgrad.Tensor) and out.requires_grad):
+            products.append(None)
+            continue
+        flat = np.zeros(out.numel())
+        for k in range(out.numel()):
+            seed = np.zeros(out.numel())
+            seed[k] = 1.0
+            grads = npgrad.autograd.grad(out, wrt, npgrad.tensor(seed.reshape(tuple(out.shape)),
+                                                                 dtype=out.dtype),
+                                         retain_graph=True, allow_unused=True)
+            flat[k] = sum(float((g.numpy() * t).sum()) for g, t in zip(grads, wrt_tangents)
+                          if g is not None)
+        products.append(flat.reshape(tuple(out.shape)))
+    return products
+
+
+@pytest.mark.parametrize("row", _params(FORWARD))
+def test_forward_ad_matches_reverse_jacobian(row: OpRow) -> None:
+    if row.gradient_not_derivative:
+        pytest.skip("reverse mode gives torch's gradient, which is not the derivative here")
+    arrays = row.arrays(np.float64)
+    tangents = _tangents(row, arrays)
+    try:
+        reverse = _reverse_jacobian_products(row, arrays, tangents)
+    except RuntimeError as error:  # an op torch does not differentiate: no forward rule either
+        assert str(error).startswith("derivative for ")
+        with pytest.raises(NotImplementedError, match="^Trying to use forward AD with "):
+            _forward(npgrad, row, arrays, tangents)
+        return
+    forward = _forward(npgrad, row, arrays, tangents)
+    for f, r in zip(forward, reverse):
+        if r is None:  # not differentiable (an index output): no tangent either
+            assert f is None
+            continue
+        assert f is not None
+        np.testing.assert_allclose(f, r, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("row", _params(FORWARD))
+def test_forward_ad_gradcheck(row: OpRow) -> None:
+    if row.no_gradcheck and not row.gradient_not_derivative:
+        pytest.skip(row.no_gradcheck)
+    inputs = _tensors(npgrad, row, row.arrays(np.float64))
+    assert npgrad.autograd.gradcheck(_func(row), inputs, check_forward_ad=True,
+                                     check_backward_ad=False, **GC_TOL)
+
+
+@pytest.mark.parametrize("row", _params(FORWARD_TORCH))
+def test_forward_ad_matches_torch(row: OpRow) -> None:
+    torch = pytest.importorskip("torch")
+    arrays = row.arrays(np.float64)
+    tangents = _tangents(row, arrays)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            theirs = _forward(torch, row, arrays, tangents)
+        except NotImplementedError as error:  # torch has no forward rule for this op
+            with pytest.raises(NotImplementedError, match=f"^{error}$"):
+                _forward(npgrad, row, arrays, tangents)
+            return
+        mine = _forward(npgrad, row, arrays, tangents)
+    assert [m is None for m in mine] == [t is None for t in theirs]
+    for m, t in zip(mine, theirs):
+        if t is not None:
+            np.testing.assert_allclose(m, t, rtol=1e-9, atol=1e-9)
 
 
 # -- (d): hypothesis property over the pointwise rows -------------------------------------------
@@ -462,12 +561,17 @@ def test_undefined_output_grad_must_be_handled(monkeypatch: Any) -> None:
     assert npgrad.autograd.gradcheck(lambda a: a.unbind(0), (x,), check_undefined_grad=False)
 
 
-def test_forward_ad_check_needs_forward_ad() -> None:
-    if hasattr(npgrad.autograd, "forward_ad"):
-        pytest.skip("npgrad.autograd.forward_ad exists: the forward checks run")
-    with pytest.raises(NotImplementedError, match="^npgrad: forward-mode checks arrive with "
-                                                  "npgrad.autograd.forward_ad$"):
-        npgrad.autograd.gradcheck(npgrad.exp, (_x64(npgrad),), check_forward_ad=True)
+def test_forward_ad_check_catches_a_wrong_forward_rule(monkeypatch: Any) -> None:
+    """gradcheck(check_forward_ad=True) compares tangents with finite differences, as torch's."""
+    from npgrad._ops import pointwise
+
+    x = _x64(npgrad)
+    assert npgrad.autograd.gradcheck(npgrad.exp, (x,), check_forward_ad=True)
+    monkeypatch.setattr(pointwise.ExpBackward0, "jvp",
+                        lambda node, tangents: [tangents[0] * 2])
+    with pytest.raises(GradcheckError, match="^Jacobian computed with forward mode mismatch for "
+                                             "output 0 with respect to input 0,\nnumerical:"):
+        npgrad.autograd.gradcheck(npgrad.exp, (x,), check_forward_ad=True)
 
 
 def test_gradgradcheck_with_given_grad_outputs() -> None:

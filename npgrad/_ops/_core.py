@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, give_view_tangent, has_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
                        wrap, wrap_result)
@@ -123,6 +124,11 @@ def unary(cls: Any, x: Tensor, out: Any) -> Tensor:
     mode = _tls.mode
     if type(out) is not ndarray:
         out = np.asarray(out)
+    if FW.active:
+        res, node = record_with_tangents(cls, (x,), out, mode)
+        if node is not None:
+            _unary_saves(cls, node, x, res)
+            return res
     if mode == RECORDING and x._requires_grad:
         node = _new(cls)
         node._init_node((edge_of(x),), ((out.shape, out.dtype),))
@@ -133,6 +139,25 @@ def unary(cls: Any, x: Tensor, out: Any) -> Tensor:
             node.result = SavedTensor(res, True)
         return res
     return wrap(out, mode)
+
+
+def node_of(res: Tensor) -> Any:
+    """The node of an op's fresh result: its grad_fn, or the node kept only for its tangent.
+
+    Op functions give a node its parameters after the op layer built it; this finds
+    it in both cases (Note [When a tangent is computed] in npgrad._forward).
+    """
+    node = res._grad_fn
+    if node is None and res._extra is not None and res._extra.fw_pending is not None:
+        node = res._extra.fw_pending.node
+    return node
+
+
+def _unary_saves(cls: Any, node: Node, x: Tensor, res: Tensor) -> None:
+    if cls.saves_self:
+        node.self_ = SavedTensor(x)
+    if cls.saves_result:
+        node.result = SavedTensor(res, True)
 
 
 def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
@@ -158,6 +183,11 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
     if type(out) is not ndarray:
         out = np.asarray(out)
     mode = _tls.mode
+    if FW.active:
+        res, node = record_with_tangents(cls, (a, b), out, mode)
+        if node is not None:
+            node.save(a, b, res)
+            return res
     if mode == RECORDING and ((a._requires_grad if ta else requires_grad(a))
                               or (b._requires_grad if tb else requires_grad(b))):
         return _record_binary(cls, a, b, out)
@@ -179,6 +209,11 @@ def binary(cls: Any, a: Any, b: Any, out: Any) -> Tensor:
     mode = _tls.mode
     if type(out) is not ndarray:
         out = np.asarray(out)
+    if FW.active:
+        res, node = record_with_tangents(cls, (a, b), out, mode)
+        if node is not None:
+            node.save(a, b, res)
+            return res
     if mode == RECORDING and (requires_grad(a) or requires_grad(b)):
         return _record_binary(cls, a, b, out)
     return wrap(out, mode)
@@ -204,6 +239,10 @@ def record(cls: Any, inputs: tuple, out: Any, output_nr: int = 0) -> tuple:
     mode = _tls.mode
     if type(out) is not ndarray:
         out = np.asarray(out)
+    if FW.active:
+        res, node = record_with_tangents(cls, inputs, out, mode)
+        if node is not None:
+            return res, node
     if mode == RECORDING:
         for x in inputs:
             if (type(x) is Tensor or isinstance(x, Tensor)) and x._requires_grad:
@@ -212,6 +251,33 @@ def record(cls: Any, inputs: tuple, out: Any, output_nr: int = 0) -> tuple:
                                 ((out.shape, out.dtype),))
                 return wrap_result(out, node), node
     return wrap(out, mode), None
+
+
+def record_with_tangents(cls: Any, inputs: tuple, out: np.ndarray, mode: int) -> tuple:
+    """An op some of whose inputs carry tangents: its node, recorded or forward-only.
+
+    Returns ``(result, node)``, or ``(None, None)`` when no input carries a tangent
+    (or inference mode drops them), and the caller goes on as usual.  The node's
+    forward rule runs later (Note [When a tangent is computed] in npgrad._forward).
+    """
+    if mode & INFERENCE or out.dtype.kind not in "fc" or not isinstance(cls, type):
+        return None, None
+    tangents = [tangent_of(x) if is_tensor(x) and has_tangent(x) else None for x in inputs]
+    if not any(t is not None for t in tangents):
+        return None, None
+    flush()
+    recorded = mode == RECORDING and any(requires_grad(x) for x in inputs)
+    edges = []
+    for x, t in zip(inputs, tangents):
+        if recorded and requires_grad(x):
+            edges.append(edge_of(x))
+        else:
+            edges.append((FORWARD_EDGE, 0) if t is not None else (None, 0))
+    node = _new(cls)
+    node._init_node(tuple(edges), ((out.shape, out.dtype),))
+    res = wrap_result(out, node) if recorded else wrap(out, mode)
+    PendingJvp(node, tangents, [res], mode, recorded)
+    return res, node
 
 
 class UnaryNode(Node):
@@ -310,4 +376,6 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
         extra.view_info = ViewInfo(made_in_no_grad, multi_output,
                                    None if vc is INFERENCE_COUNTER else vc.version,
                                    bool(node is None and x._requires_grad and mode & INFERENCE))
+    if FW.active and not mode & INFERENCE and has_tangent(x):
+        give_view_tangent(res, x)
     return res, node

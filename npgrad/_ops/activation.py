@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.forward_rules import elementwise_jvp
 from ._core import Node, SavedTensor, record, saved
 from .inplace import apply_inplace
 from .pointwise import sigmoid
@@ -15,6 +16,7 @@ from .pointwise import sigmoid
 
 class LeakyReluBackward0(Node):
     __slots__ = ("self_", "negative_slope")
+    jvp = elementwise_jvp
     _saved_fields = ("self_",)
 
     def backward(self, grad: Tensor) -> tuple:
@@ -38,6 +40,7 @@ class LeakyReluBackward1(Node):
     """The in-place form: the input is overwritten, so the (same-signed) result is saved."""
 
     __slots__ = ("result", "negative_slope")
+    jvp = elementwise_jvp
     _saved_fields = ("result",)
 
     def backward(self, grad: Tensor) -> tuple:
@@ -76,6 +79,7 @@ _erf_np = np.vectorize(math.erf, otypes=[np.float64])
 
 class ErfBackward0(Node):
     __slots__ = ("self_",)
+    jvp = elementwise_jvp
     _saved_fields = ("self_",)
 
     def backward(self, grad: Tensor) -> tuple:
@@ -99,6 +103,7 @@ _GELU_C = 0.044715
 
 class GeluBackward0(Node):
     __slots__ = ("self_", "approximate")
+    jvp = elementwise_jvp
     _saved_fields = ("self_",)
 
     def backward(self, grad: Tensor) -> tuple:
@@ -133,6 +138,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 class SiluBackward0(Node):
     __slots__ = ("self_",)
+    jvp = elementwise_jvp
     _saved_fields = ("self_",)
 
     def backward(self, grad: Tensor) -> tuple:

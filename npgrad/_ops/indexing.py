@@ -277,6 +277,22 @@ class IndexPutBackward0(ShapeNode):
             g_values = _take(grad, self.region, IndexBackward0)
         return g_self, g_values
 
+    def jvp(self, tangents: list) -> list:
+        """A write is linear in what it writes: the tangent is the same write of the tangents.
+
+        Not derived from ``backward``: with a position written twice the last write
+        wins, which torch's gradient (every write gets it) does not reflect.
+        """
+        t_self, t_values = tangents
+        shape, dtype = self._out_meta[0]
+        if t_self is None:
+            t_self = wrap(np.zeros(shape, dtype=dtype), 0)
+        if t_values is None:
+            from .pointwise import mul
+
+            return [mul(t_self, wrap(self.mask, 0))]
+        return [_index_put(t_self, self.region.key, t_values)]
+
 
 def _index_put(input: Tensor, key: tuple, values: Tensor) -> Tensor:
     """Out-of-place ``index_put``: a copy of ``input`` with ``values`` written at ``key``."""

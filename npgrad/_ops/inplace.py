@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _dtype
+from .._forward import FW, flush as flush_tangents, has_tangent, new_tangent, share_tangent, write_tangent
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import INFERENCE_COUNTER, Tensor, _make, bump_version, version_counter
 from ..autograd.graph import SavedTensor
@@ -66,6 +67,8 @@ def check_inplace(self: Tensor, mode: int, check_memory: bool = True) -> None:
     under no_grad, multi-output views), then overlapping memory.  Inference
     tensors outside inference mode are handled by ``refuses_inference_write``.
     """
+    if FW.pending:  # rules waiting to read values this write may change (npgrad._forward)
+        flush_tangents()
     if mode == RECORDING:
         base = self._base
         if base is None:
@@ -175,6 +178,8 @@ def _alias(self: Tensor) -> Tensor:
     """A new tensor object with ``self``'s data and history but a counter of its own."""
     t = _make(Tensor, self._data, self._grad_fn, self._requires_grad, None)
     t._output_nr = self._output_nr
+    if FW.active and has_tangent(self):
+        share_tangent(t, self)
     return t
 
 
@@ -203,13 +208,17 @@ def _apply_inplace(self: Tensor, op: Callable, args: tuple, kwargs: dict,
             return inplace_on_view(self, op, args, kwargs, write_where)
         old = _alias(self)
         res = op(old, *args, **kwargs)
+        tangent = new_tangent(self, res)
         keep_old_value(old, res)
         write_inplace(self, res._data, write_where)
         adopt_result(self, old, res)
+        write_tangent(self, tangent)
         return self
     res = op(self, *args, **kwargs)
+    tangent = new_tangent(self, res)
     write_inplace(self, res._data, write_where)
     bump_version(self)
+    write_tangent(self, tangent)
     return self
 
 
@@ -251,7 +260,7 @@ def _fast_ufunc(self: Tensor, ufunc: Any, other: Any) -> Tensor | None:
     """Grad-free in-place arithmetic written straight into the storage."""
     mode = _tls.mode
     if (mode == RECORDING and (self._requires_grad or requires_grad(other))) \
-            or refuses_inference_write(self, mode):
+            or refuses_inference_write(self, mode) or FW.active:
         return None  # apply_inplace handles these
     check_inplace(self, mode)
     data = self._data
@@ -423,7 +432,7 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     if refuses_inference_write(self, mode):
         write_then_refuse(self, _copied, (src,), {})
     check_inplace(self, mode)
-    if not (mode == RECORDING and (self._requires_grad or requires_grad(src))):
+    if not (mode == RECORDING and (self._requires_grad or requires_grad(src))) and not FW.active:
         s = as_array(src)
         try:
             np.copyto(self._data, np.broadcast_to(s, self._data.shape), casting="unsafe")

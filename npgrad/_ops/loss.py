@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap
-from ._core import Node, SavedTensor, UnaryNode, record, saved, unary
+from ._core import Node, SavedTensor, UnaryNode, node_of, record, saved, unary
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -469,8 +469,9 @@ class DivBackward1(UnaryNode):
 def _div_scalar(x: Tensor, other: float) -> Tensor:
     data = x._data
     res = unary(DivBackward1, x, np.asarray(data / other, dtype=data.dtype))
-    if res._grad_fn is not None:
-        res._grad_fn.other = other
+    node = node_of(res)
+    if node is not None:
+        node.other = other
     return res
 
 

@@ -14,11 +14,26 @@ import numpy as np
 from .. import _dtype
 from .._mode import _tls
 from .._tensor import Tensor, wrap
+from ..autograd.forward_rules import elementwise_jvp
 from ._core import (BinaryNode, Node, SavedTensor, UnaryNode, as_array, binary, binary_arrays,
                     binary_op, save_value,
-                    binary_compute, is_tensor, record, requires_grad, saved, unary)
+                    binary_compute, is_tensor, node_of, record, requires_grad, saved, unary)
 
 _float_np = _dtype.float_result_np
+
+
+class PointwiseNode(UnaryNode):
+    """A one-input elementwise op: its Jacobian is diagonal (see ``elementwise_jvp``)."""
+
+    __slots__ = ()
+    jvp = elementwise_jvp
+
+
+class PointwiseBinaryNode(BinaryNode):
+    """A two-input elementwise op (broadcasting): both Jacobians are diagonal."""
+
+    __slots__ = ()
+    jvp = elementwise_jvp
 
 
 def _float_data(x: Tensor) -> np.ndarray:
@@ -34,7 +49,7 @@ def _unary_float(cls: Any, ufunc: Any, x: Tensor) -> Tensor:
 
 # -- add / sub / rsub ------------------------------------------------------------
 
-class AddBackward0(BinaryNode):
+class AddBackward0(PointwiseBinaryNode):
     __slots__ = ("alpha",)
 
     def save(self, a: Any, b: Any, result: Tensor) -> None:
@@ -67,8 +82,9 @@ def _add_like(cls: Any, ufunc: Any, input: Any, other: Any, alpha: Any) -> Tenso
         if isinstance(bd, np.ndarray) and isinstance(ad, np.ndarray) and bd.dtype != ad.dtype:
             bd = bd.astype(np.result_type(ad, bd), copy=False)
     res = binary(cls, input, other, binary_compute(ufunc, ad, bd))
-    if alpha != 1 and res._grad_fn is not None:
-        res._grad_fn.alpha = alpha
+    node = node_of(res)
+    if alpha != 1 and node is not None:
+        node.alpha = alpha
     return res
 
 
@@ -103,14 +119,14 @@ def _check_bool_sub(a: Any, b: Any) -> None:
                            "supported. Use the `^` or `logical_xor()` operator instead.")
 
 
-class RsubBackward1(UnaryNode):
+class RsubBackward1(PointwiseNode):
     __slots__ = ("alpha",)
 
     def backward(self, grad: Tensor) -> tuple:
         return (-grad if self.alpha == 1 else grad * -self.alpha),
 
 
-class RsubBackward0(BinaryNode):
+class RsubBackward0(PointwiseBinaryNode):
     """``other - alpha * self`` with two tensors."""
 
     __slots__ = ("alpha",)
@@ -132,19 +148,21 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
             _check_alpha(ad, bd, alpha)
             ad = np.asarray(ad * alpha, dtype=ad.dtype)
         res = binary(RsubBackward0, input, other, binary_compute(np.subtract, bd, ad))
-        if alpha != 1 and res._grad_fn is not None:
-            res._grad_fn.alpha = alpha
+        node = node_of(res)
+        if alpha != 1 and node is not None:
+            node.alpha = alpha
         return res
     ad, bd = binary_arrays(input, other)
     res = unary(RsubBackward1, input, np.subtract(bd, ad * alpha if alpha != 1 else ad))
-    if res._grad_fn is not None:
-        res._grad_fn.alpha = alpha
+    node = node_of(res)
+    if node is not None:
+        node.alpha = alpha
     return res
 
 
 # -- mul / div -------------------------------------------------------------------
 
-class MulBackward0(BinaryNode):
+class MulBackward0(PointwiseBinaryNode):
     __slots__ = ()
 
     def save(self, a: Any, b: Any, result: Tensor) -> None:
@@ -175,7 +193,7 @@ def mul(input: Any, other: Any) -> Tensor:
 multiply = mul
 
 
-class DivBackward0(BinaryNode):
+class DivBackward0(PointwiseBinaryNode):
     __slots__ = ()
 
     def save(self, a: Any, b: Any, result: Tensor) -> None:
@@ -192,7 +210,7 @@ class DivBackward0(BinaryNode):
         return ga, gb
 
 
-class DivBackward2(BinaryNode):
+class DivBackward2(PointwiseBinaryNode):
     """Division with a rounding mode: piecewise constant, so the gradient is zero."""
 
     __slots__ = ()
@@ -277,6 +295,10 @@ class NotImplemented(Node):  # noqa: A001 - torch names this node torch::autogra
     def backward(self, grad: Tensor) -> tuple:
         raise RuntimeError(f"derivative for {self._op} is not implemented")
 
+    def jvp(self, tangents: list) -> list:
+        raise NotImplementedError(f"Trying to use forward AD with {self._op} that does not "
+                                  "support it.")
+
 
 def floor_divide(input: Any, other: Any) -> Tensor:
     """Floor division; not differentiable in torch (its grad_fn raises in backward)."""
@@ -290,14 +312,14 @@ def floor_divide(input: Any, other: Any) -> Tensor:
     return res
 
 
-class RemainderBackward0(UnaryNode):
+class RemainderBackward0(PointwiseNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
         return grad,
 
 
-class RemainderBackward1(BinaryNode):
+class RemainderBackward1(PointwiseBinaryNode):
     __slots__ = ()
 
     def save(self, a: Any, b: Any, result: Tensor) -> None:
@@ -358,7 +380,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:
 
 # -- pow -----------------------------------------------------------------------------
 
-class PowBackward0(UnaryNode):
+class PowBackward0(PointwiseNode):
     """``self ** exponent`` with a scalar exponent."""
 
     __slots__ = ("exponent",)
@@ -372,7 +394,7 @@ class PowBackward0(UnaryNode):
         return grad * e * x ** (e - 1),
 
 
-class PowBackward1(BinaryNode):
+class PowBackward1(PointwiseBinaryNode):
     """``self ** exponent`` with both tensors."""
 
     __slots__ = ("result",)
@@ -395,7 +417,7 @@ class PowBackward1(BinaryNode):
         return ga, gb
 
 
-class PowBackward2(UnaryNode):
+class PowBackward2(PointwiseNode):
     """``scalar ** exponent``: d/de = result * log(base)."""
 
     __slots__ = ("base",)
@@ -421,13 +443,15 @@ def pow(input: Any, exponent: Any) -> Tensor:
         out = binary_compute(np.power, ad, bd)
     if not is_tensor(input):
         res = unary(PowBackward2, exponent, out)
-        if res._grad_fn is not None:
-            res._grad_fn.base = input
+        node = node_of(res)
+        if node is not None:
+            node.base = input
         return res
     if not is_tensor(exponent):
         res = unary(PowBackward0, input, out)
-        if res._grad_fn is not None:
-            res._grad_fn.exponent = exponent
+        node = node_of(res)
+        if node is not None:
+            node.exponent = exponent
         return res
     return binary(PowBackward1, input, exponent, out)
 
@@ -444,7 +468,7 @@ def square(input: Tensor) -> Tensor:
 
 # -- one-input ops -----------------------------------------------------------------------
 
-class NegBackward0(UnaryNode):
+class NegBackward0(PointwiseNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
@@ -462,7 +486,7 @@ def neg(input: Tensor) -> Tensor:
 negative = neg
 
 
-class ReciprocalBackward0(UnaryNode):
+class ReciprocalBackward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -475,7 +499,7 @@ def reciprocal(input: Tensor) -> Tensor:
     return _unary_float(ReciprocalBackward0, np.reciprocal, input)
 
 
-class AbsBackward0(UnaryNode):
+class AbsBackward0(PointwiseNode):
     __slots__ = ()
     saves_self = True
 
@@ -490,7 +514,7 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001
 absolute = abs
 
 
-class SignBackward0(UnaryNode):
+class SignBackward0(PointwiseNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
@@ -501,7 +525,7 @@ def sign(input: Tensor) -> Tensor:
     return unary(SignBackward0, input, np.sign(input._data))
 
 
-class ExpBackward0(UnaryNode):
+class ExpBackward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -513,7 +537,7 @@ def exp(input: Tensor) -> Tensor:
     return _unary_float(ExpBackward0, np.exp, input)
 
 
-class LogBackward0(UnaryNode):
+class LogBackward0(PointwiseNode):
     __slots__ = ()
     saves_self = True
 
@@ -525,7 +549,7 @@ def log(input: Tensor) -> Tensor:
     return _unary_float(LogBackward0, np.log, input)
 
 
-class Log2Backward0(UnaryNode):
+class Log2Backward0(PointwiseNode):
     __slots__ = ()
     saves_self = True
 
@@ -537,7 +561,7 @@ def log2(input: Tensor) -> Tensor:
     return _unary_float(Log2Backward0, np.log2, input)
 
 
-class Log10Backward0(UnaryNode):
+class Log10Backward0(PointwiseNode):
     __slots__ = ()
     saves_self = True
 
@@ -549,7 +573,7 @@ def log10(input: Tensor) -> Tensor:
     return _unary_float(Log10Backward0, np.log10, input)
 
 
-class Log1PBackward0(UnaryNode):
+class Log1PBackward0(PointwiseNode):
     __slots__ = ()
     saves_self = True
 
@@ -561,7 +585,7 @@ def log1p(input: Tensor) -> Tensor:
     return _unary_float(Log1PBackward0, np.log1p, input)
 
 
-class Expm1Backward0(UnaryNode):
+class Expm1Backward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -573,7 +597,7 @@ def expm1(input: Tensor) -> Tensor:
     return _unary_float(Expm1Backward0, np.expm1, input)
 
 
-class SqrtBackward0(UnaryNode):
+class SqrtBackward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -585,7 +609,7 @@ def sqrt(input: Tensor) -> Tensor:
     return _unary_float(SqrtBackward0, np.sqrt, input)
 
 
-class RsqrtBackward0(UnaryNode):
+class RsqrtBackward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -602,7 +626,7 @@ def rsqrt(input: Tensor) -> Tensor:
     return _unary_float(RsqrtBackward0, _np_rsqrt, input)
 
 
-class SinBackward0(UnaryNode):
+class SinBackward0(PointwiseNode):
     __slots__ = ()
     saves_self = True
 
@@ -614,7 +638,7 @@ def sin(input: Tensor) -> Tensor:
     return _unary_float(SinBackward0, np.sin, input)
 
 
-class CosBackward0(UnaryNode):
+class CosBackward0(PointwiseNode):
     __slots__ = ()
     saves_self = True
 
@@ -626,7 +650,7 @@ def cos(input: Tensor) -> Tensor:
     return _unary_float(CosBackward0, np.cos, input)
 
 
-class TanBackward0(UnaryNode):
+class TanBackward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -639,7 +663,7 @@ def tan(input: Tensor) -> Tensor:
     return _unary_float(TanBackward0, np.tan, input)
 
 
-class TanhBackward0(UnaryNode):
+class TanhBackward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -652,7 +676,7 @@ def tanh(input: Tensor) -> Tensor:
     return _unary_float(TanhBackward0, np.tanh, input)
 
 
-class SigmoidBackward0(UnaryNode):
+class SigmoidBackward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -671,7 +695,7 @@ def sigmoid(input: Tensor) -> Tensor:
     return _unary_float(SigmoidBackward0, _np_sigmoid, input)
 
 
-class ReluBackward0(UnaryNode):
+class ReluBackward0(PointwiseNode):
     __slots__ = ()
     saves_result = True
 
@@ -684,7 +708,7 @@ def relu(input: Tensor) -> Tensor:
     return unary(ReluBackward0, input, np.maximum(d, d.dtype.type(0)))
 
 
-class _ZeroGradUnary(UnaryNode):
+class _ZeroGradUnary(PointwiseNode):
     """Piecewise-constant ops (floor, ceil, round, trunc): zero gradient, as in torch."""
 
     __slots__ = ()
@@ -738,7 +762,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
     return _integral_noop(input, np.rint, RoundBackward0)
 
 
-class FracBackward0(UnaryNode):
+class FracBackward0(PointwiseNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
@@ -752,7 +776,7 @@ def frac(input: Tensor) -> Tensor:
 
 # -- clamp -------------------------------------------------------------------------------
 
-class ClampBackward1(UnaryNode):
+class ClampBackward1(PointwiseNode):
     """clamp with scalar bounds: gradient passes where min <= x <= max."""
 
     __slots__ = ("min", "max")
@@ -781,6 +805,7 @@ class ClampBackward0(Node):
     """clamp with tensor bounds: inputs (self, min, max)."""
 
     __slots__ = ("self_", "min", "max")
+    jvp = elementwise_jvp
     _saved_fields = ("self_", "min", "max")
 
     def backward(self, grad: Tensor) -> tuple:
@@ -806,7 +831,7 @@ class ClampBackward0(Node):
         return gx, gmin, gmax
 
 
-class ClampMinBackward1(BinaryNode):
+class ClampMinBackward1(PointwiseBinaryNode):
     """clamp_min with a tensor bound: gradient to self where x >= min, else to min."""
 
     __slots__ = ()
@@ -843,7 +868,7 @@ def _clamp_scalar(cls: Any, input: Tensor, lo: Any, hi: Any) -> Tensor:
     if out is d:
         out = d.copy()
     res = unary(cls, input, out)
-    node = res._grad_fn
+    node = node_of(res)
     if node is not None:
         node.min, node.max = lo, hi
     return res
@@ -892,7 +917,7 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
 
 # -- maximum / minimum / where / masked_fill / lerp ----------------------------------------
 
-class MaximumBackward0(BinaryNode):
+class MaximumBackward0(PointwiseBinaryNode):
     """Ties split the gradient evenly between the two inputs, as in torch."""
 
     __slots__ = ()
@@ -967,7 +992,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     return res
 
 
-class MaskedFillBackward0(UnaryNode):
+class MaskedFillBackward0(PointwiseNode):
     __slots__ = ("mask",)
     _saved_fields = ("mask",)
 
@@ -994,7 +1019,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         res, node = record(MaskedFillBackward1, (input, value), out)
     else:
         res = unary(MaskedFillBackward0, input, out)
-        node = res._grad_fn
+        node = node_of(res)
     if node is not None:
         node.mask = SavedTensor(mask)
     return res
@@ -1017,6 +1042,7 @@ class LerpBackward0(Node):
     """lerp with a scalar weight: out = self + weight * (end - self)."""
 
     __slots__ = ("weight",)
+    jvp = elementwise_jvp
 
     def backward(self, grad: Tensor) -> tuple:
         w = self.weight
@@ -1028,6 +1054,7 @@ class LerpBackward1(Node):
     """lerp with a tensor weight: inputs (self, end, weight)."""
 
     __slots__ = ("self_", "end", "weight")
+    jvp = elementwise_jvp
     _saved_fields = ("self_", "end", "weight")
 
     def backward(self, grad: Tensor) -> tuple:

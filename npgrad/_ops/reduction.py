@@ -30,7 +30,7 @@ import numpy as np
 from .. import _dtype
 from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
-from ._core import SavedTensor, UnaryNode, is_tensor, saved, unary
+from ._core import SavedTensor, UnaryNode, is_tensor, node_of, saved, unary
 from ._shape_util import NO_DIM, wrap_dim, wrap_dims
 from .pointwise import zeros_like_grad
 from .pointwise import (abs, exp, maximum, minimum, pow, sign, where)  # noqa: A004
@@ -165,7 +165,7 @@ class _ReductionNode(UnaryNode):
 
 def _record(cls: Any, input: Tensor, out: np.ndarray, axes: tuple) -> Tensor:
     res = unary(cls, input, out)
-    node = res._grad_fn
+    node = node_of(res)
     if node is not None:
         shape = input._data.shape
         node.self_sizes = shape
@@ -267,8 +267,9 @@ def mean(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,
     cls = MeanBackward0 if not explicit and not keepdim else MeanBackward1
     res = _record(cls, input, _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)),
                   axes)
-    if res._grad_fn is not None:
-        res._grad_fn.count = n
+    node = node_of(res)
+    if node is not None:
+        node.count = n
     return res
 
 
@@ -510,8 +511,9 @@ def _max_with_dim(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
     cls = MaxBackward0 if op == "max" else MinBackward0
     res = _record(cls, input, np.asarray(values, order="C"), axes)
     indices = wrap(np.asarray(idx, order="C"), _tls.mode)
-    if res._grad_fn is not None:
-        res._grad_fn.indices = SavedTensor(indices, True)
+    node = node_of(res)
+    if node is not None:
+        node.indices = SavedTensor(indices, True)
     return (return_type_max if op == "max" else return_type_min)(res, indices)
 
 
@@ -627,8 +629,9 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     data = input._data
     axes, corr = _var_args("var", data, dim, unbiased, correction)
     res = _record(VarBackward0, input, _var_forward("var", data, axes, corr, keepdim), axes)
-    if res._grad_fn is not None:
-        res._grad_fn.correction = corr
+    node = node_of(res)
+    if node is not None:
+        node.correction = corr
     return res
 
 
@@ -639,8 +642,9 @@ def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     axes, corr = _var_args("std", data, dim, unbiased, correction)
     out = np.sqrt(_var_forward("std", data, axes, corr, keepdim))
     res = _record(StdBackward0, input, out, axes)
-    if res._grad_fn is not None:
-        res._grad_fn.correction = corr
+    node = node_of(res)
+    if node is not None:
+        node.correction = corr
     return res
 
 
@@ -703,20 +707,28 @@ class LinalgVectorNormBackward0(_ReductionNode):
         if p == 1:
             return sign(x) * g,
         r = _restore(saved(self, "result"), self.keep_shape)
-        if p == 2:
-            return x * where(r == 0, 0.0, g / r),
         if math.isinf(p):
-            xd = x._data
-            mask = np.abs(xd) == r._data
-            count = mask.sum(axis=self.dim, keepdims=True) if self.dim else mask.astype(int)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                scale = (mask / count).astype(xd.dtype, copy=False)
-            return sign(x) * g * _constant(scale),
+            return self._inf_norm_grad(x, g, r),
+        # Divide by a zero-free copy of the norm: the masked positions must not be 0/0
+        # even in the rule's own derivative (forward mode and double backward read it).
+        zero = r == 0
+        r = where(zero, 1.0, r)
+        if p == 2:
+            return x * where(zero, 0.0, g / r),
         if p < 1:
-            scaled = where(r == 0, 0.0, g / pow(r, p - 1))
+            scaled = where(zero, 0.0, g / pow(r, p - 1))
             return sign(x) * pow(abs(x), p - 1) * scaled,
-        scaled = where(r == 0, 0.0, g / pow(r, p - 1))
+        scaled = where(zero, 0.0, g / pow(r, p - 1))
         return x * pow(abs(x), p - 2) * scaled,
+
+    def _inf_norm_grad(self, x: Tensor, g: Tensor, r: Tensor) -> Tensor:
+        """The max-norm's gradient is shared among the entries reaching the max."""
+        xd = x._data
+        mask = np.abs(xd) == r._data
+        count = mask.sum(axis=self.dim, keepdims=True) if self.dim else mask.astype(int)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = (mask / count).astype(xd.dtype, copy=False)
+        return sign(x) * g * _constant(scale)
 
 
 def _np_vector_norm(data: np.ndarray, p: float, axes: tuple) -> np.ndarray:
@@ -769,8 +781,9 @@ def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = Fa
     out = _np_vector_norm(_acc(data), p, axes)
     res = _record(LinalgVectorNormBackward0, input,
                   _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)), axes)
-    if res._grad_fn is not None:
-        res._grad_fn.ord = p
+    node = node_of(res)
+    if node is not None:
+        node.ord = p
     return res
 
 
@@ -880,8 +893,9 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     else:
         out = np.cumsum(_acc(data), axis=d, dtype=None if out_dt.kind == "f" else out_dt)
     res = unary(CumsumBackward0, input, _finish(out, out_dt, data.shape))
-    if res._grad_fn is not None:
-        res._grad_fn.dim = d
+    node = node_of(res)
+    if node is not None:
+        node.dim = d
     return res
 
 
@@ -928,8 +942,9 @@ def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
             e = np.exp(acc - np.amax(acc, axis=d, keepdims=True)) if acc.size else acc.copy()
             out = e / np.sum(e, axis=d, keepdims=True)
     res = unary(SoftmaxBackward0, input, _finish(out, data.dtype, data.shape))
-    if res._grad_fn is not None:
-        res._grad_fn.dim = d
+    node = node_of(res)
+    if node is not None:
+        node.dim = d
     return res
 
 
@@ -962,7 +977,8 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     else:
         out = _np_log_softmax(acc, d) if acc.size else acc.copy()
     res = unary(LogSoftmaxBackward0, input, _finish(out, data.dtype, data.shape))
-    if res._grad_fn is not None:
-        res._grad_fn.dim = d
+    node = node_of(res)
+    if node is not None:
+        node.dim = d
     return res
 

@@ -26,11 +26,12 @@ import numpy as np
 
 from .. import _dtype
 from .._device import device as _device_cls
+from .._forward import FW, give_view_tangent, has_tangent
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
                        wrap)
 from ..autograd.graph import Node
-from ._core import ViewInfo, is_tensor, record, unary, view_result
+from ._core import ViewInfo, is_tensor, node_of, record, unary, view_result
 from ._shape_util import parse_shape, wrap_dim, wrap_dims
 
 _new = object.__new__
@@ -130,8 +131,9 @@ class _PlaceNode(_RegionNode):
 def _take(grad: Tensor, region: Region, cls: type) -> Tensor:
     """A copy of ``region`` of ``grad`` (recorded as ``cls`` when grad mode is on)."""
     res = unary(cls, grad, np.array(region.get(grad._data), copy=True))
-    if res._grad_fn is not None:
-        res._grad_fn._setup(region, grad._data.shape)
+    node = node_of(res)
+    if node is not None:
+        node._setup(region, grad._data.shape)
     return res
 
 
@@ -140,8 +142,9 @@ def _place(grad: Tensor, shape: tuple, region: Region, cls: type) -> Tensor:
     out = np.zeros(shape, dtype=grad._data.dtype)
     region.put(out, grad._data)
     res = unary(cls, grad, out)
-    if res._grad_fn is not None:
-        res._grad_fn._setup(region, shape)
+    node = node_of(res)
+    if node is not None:
+        node._setup(region, shape)
     return res
 
 
@@ -297,8 +300,9 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
         return _view_as(cls, input, out)
     copied = clone(input)
     res = unary(UnsafeViewBackward0, copied, copied._data.reshape(shape))
-    if res._grad_fn is not None:
-        res._grad_fn.self_sizes = data.shape
+    node = node_of(res)
+    if node is not None:
+        node.self_sizes = data.shape
     return res
 
 
@@ -547,9 +551,10 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
                                f"{_shape_str(target)}")
     out = np.tile(data.reshape(padded), reps) if reps else data.copy()
     res = unary(RepeatBackward0, input, out)
-    if res._grad_fn is not None:
-        res._grad_fn.repeats = reps
-        res._grad_fn.self_sizes = data.shape
+    node = node_of(res)
+    if node is not None:
+        node.repeats = reps
+        node.self_sizes = data.shape
     return res
 
 
@@ -682,6 +687,8 @@ def _multi_view(cls: type, input: Tensor, pieces: list) -> tuple:
             extra = res._extra = TensorExtra()
             extra.view_info = ViewInfo(node is None and input._requires_grad, True,
                                        None if vc is INFERENCE_COUNTER else vc.version)
+        if FW.active and not _tls.mode & INFERENCE and has_tangent(input):
+            give_view_tangent(res, input)
         outs.append(res)
     return tuple(outs), node
 
@@ -868,8 +875,9 @@ def flip(input: Tensor, *dims: Any) -> Tensor:
     dims = wrap_dims(_dims_arg(dims), input._data.ndim)
     out = np.flip(input._data, dims).copy() if dims else input._data.copy()
     res = unary(FlipBackward0, input, out)
-    if res._grad_fn is not None:
-        res._grad_fn.dims = dims
+    node = node_of(res)
+    if node is not None:
+        node.dims = dims
     return res
 
 
@@ -909,8 +917,9 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
 
 def _take_forward(cls: type, input: Tensor, region: Region) -> Tensor:
     res = unary(cls, input, np.array(region.get(input._data), copy=True))
-    if res._grad_fn is not None:
-        res._grad_fn._setup(region, input._data.shape)
+    node = node_of(res)
+    if node is not None:
+        node._setup(region, input._data.shape)
     return res
 
 
@@ -1035,6 +1044,7 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if target.kind != "f":
         return wrap(out, _tls.mode)
     res = unary(ToCopyBackward0, input, out)
-    if res._grad_fn is not None:
-        res._grad_fn.self_dtype = _dtype.from_np(src)
+    node = node_of(res)
+    if node is not None:
+        node.self_dtype = _dtype.from_np(src)
     return res

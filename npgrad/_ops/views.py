@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as np_as_strided
 
+from .._forward import FW, has_tangent, new_tangent, share_tangent, write_tangent
 from .._tensor import Tensor, _make, edge_of
 from ._core import Node, new_node, record, view_result
 from .inplace import adopt_result, keep_old_value, write_inplace
@@ -199,9 +200,13 @@ def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict,
     base = view._base
     old = _make(Tensor, view._data, view._grad_fn, True, None)
     old._output_nr = view._output_nr
+    if FW.active and has_tangent(view):
+        share_tangent(old, view)
     res = op(old, *args, **kwargs)
+    tangent = new_tangent(view, res)  # also settles res's node's edges before they are copied
     keep_old_value(old, res)
     write_inplace(view, res._data, write_where)
+    write_tangent(view, tangent)
     fn = res._grad_fn
     adopt_result(view, old, res)
     geometry = Geometry.of(view._data, base._data)

@@ -190,7 +190,7 @@ from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 # Custom Functions and the functional API load on first use: this package is
 # imported while npgrad._tensor itself is still loading, and they need Tensor.
 _LAZY_FROM_FUNCTION = ("Function", "FunctionCtx")
-_LAZY_SUBMODULES = ("function", "functional")
+_LAZY_SUBMODULES = ("function", "functional", "forward_ad")
 
 
 def __getattr__(name: str) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import _mode
+from .._forward import FW, flush as flush_tangents
 from .._mode import _tls
 from . import anomaly_mode
 from .graph import AccumulateGrad, Node
@@ -99,6 +100,8 @@ def run_backward(roots: list, root_grads: list, retain_graph: bool, create_graph
     captured edge instead of (``accumulate=False``) or as well as accumulating
     into leaves.
     """
+    if FW.pending:  # Note [When a tangent is computed]: placeholder edges go first
+        flush_tangents()
     root_nodes = []
     for node, _ in roots:
         if node not in root_nodes:

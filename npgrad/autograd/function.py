@@ -43,6 +43,7 @@ from .. import _mode
 from .._mode import _tls
 from .._tensor import (INFERENCE_COUNTER, Tensor, _make, bump_version, edge_of,
                        version_counter)
+from .._forward import FW, has_tangent, set_tangent, tangent_of
 from .graph import SECOND_BACKWARD_MSG, Node, SavedTensor
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -64,7 +65,8 @@ LEGACY_CALL_MSG = (
 ONCE_DIFFERENTIABLE_MSG = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
 )
-FORWARD_AD_MSG = "npgrad: forward-mode AD arrives with npgrad.autograd.forward_ad"
+JVP_MISSING_MSG = ("You must implement the jvp function for custom autograd.Function to use it "
+                   "with forward mode AD.")
 
 
 def _is_tensor(x: Any) -> bool:
@@ -83,7 +85,7 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
-        """Save tensors for ``jvp``; kept as given (forward-mode AD is not there yet)."""
+        """Save tensors for ``jvp``, where ``ctx.saved_tensors`` returns them."""
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args: Any) -> None:
@@ -118,6 +120,8 @@ class BackwardCFunction(Node, FunctionCtx):
     # -- saved tensors -------------------------------------------------------------
     @property
     def saved_tensors(self) -> tuple:
+        if self.__dict__.get("_in_jvp"):
+            return tuple(self.__dict__.get("saved_for_forward") or ())
         if self._released:
             raise RuntimeError(SECOND_BACKWARD_MSG)
         saved = self.__dict__.get("_saved")
@@ -260,6 +264,10 @@ class Function(FunctionCtx):
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
 
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(JVP_MISSING_MSG)
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` on ``args`` and record the node (Note [What apply does, in order])."""
@@ -290,7 +298,10 @@ def _apply(cls: type, args: tuple, kwargs: dict, setup_style: bool) -> Any:
     edges = tuple(edge_of(a) if a._requires_grad else (None, 0) for a in tensor_args)
     ctx._init_node(edges if recording else (), ())
 
+    tangents = _input_tangents(args, arg_is_tensor, mode)
     _tls.mode = mode & _mode.INFERENCE
+    fw_active = FW.active
+    FW.active = False  # forward computes primals only; jvp gives the tangents
     try:
         if setup_style:
             raw = cls.forward(*args)
@@ -299,7 +310,7 @@ def _apply(cls: type, args: tuple, kwargs: dict, setup_style: bool) -> Any:
             raw = cls.forward(ctx, *args, **kwargs)
     finally:
         _tls.mode = mode
-    _check_forward_ad(tensor_args)
+        FW.active = fw_active
 
     is_tuple = type(raw) is tuple
     raw_outputs = raw if is_tuple else (raw,)
@@ -308,25 +319,44 @@ def _apply(cls: type, args: tuple, kwargs: dict, setup_style: bool) -> Any:
         ctx._out_meta = tuple((o._data.shape, o._data.dtype) if _is_tensor(o) else None
                               for o in outputs)
         _save_tensors(ctx, raw_outputs, outputs)
+    if tangents is not None:
+        _give_tangents(cls, ctx, tangents, outputs)
     ctx.to_save = None
     ctx.dirty_tensors = None
     ctx.non_differentiable = None
     return tuple(outputs) if is_tuple else outputs[0]
 
 
-def _check_forward_ad(tensor_args: list) -> None:
-    """Where ``jvp`` would run for inputs carrying tangents.
+def _input_tangents(args: tuple, arg_is_tensor: tuple, mode: int) -> list | None:
+    """One tangent (or None) per argument when some input is a dual tensor, else None.
 
     Note [Custom Functions and forward-mode AD]
-    torch calls ``cls.jvp(ctx, *tangents)`` here when some input is a dual
-    tensor.  npgrad has no dual tensors yet, so no input can carry a tangent;
-    when ``npgrad.autograd.forward_ad`` lands, it gives tensors tangents and
-    this is the one place that must call ``jvp``.
+    ``forward`` runs on primals only (no tangents flow through its ops); when an
+    input carries a tangent, ``jvp(ctx, *tangents)`` gives the outputs theirs,
+    one tangent argument per ``forward`` argument (None for non-tensors and
+    inputs without one), and ``ctx.saved_tensors`` there returns what
+    ``ctx.save_for_forward`` kept.  A Function without ``jvp`` raises torch's
+    NotImplementedError.
     """
-    for t in tensor_args:
-        extra = t._extra
-        if extra is not None and getattr(extra, "fw_grad", None) is not None:
-            raise NotImplementedError(FORWARD_AD_MSG)
+    if not FW.active or mode & _mode.INFERENCE:
+        return None
+    if not any(t and has_tangent(a) for a, t in zip(args, arg_is_tensor)):
+        return None
+    return [tangent_of(a) if t else None for a, t in zip(args, arg_is_tensor)]
+
+
+def _give_tangents(cls: type, ctx: Any, tangents: list, outputs: list) -> None:
+    ctx._in_jvp = True
+    FW.active = False
+    try:
+        found = cls.jvp(ctx, *tangents)
+    finally:
+        FW.active = True
+        ctx._in_jvp = False
+    found = found if type(found) is tuple else (found,)
+    for out, tangent in zip(outputs, found):
+        if _is_tensor(out) and tangent is not None and _is_differentiable(out):
+            set_tangent(out, tangent)
 
 
 def _wire_outputs(ctx: BackwardCFunction, tensor_args: list, raw_outputs: tuple,

@@ -153,6 +153,16 @@ class Node:
     def backward(self, *grads: Any) -> tuple:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def jvp(self, tangents: list) -> list:
+        """Forward rule: output tangents from one tangent (or None) per input edge.
+
+        Derived from ``backward`` (Note [Forward rules from backward rules] in
+        ``forward_rules.py``); pointwise ops use the cheaper ``elementwise_jvp``.
+        """
+        from .forward_rules import transposed_backward_jvp
+
+        return transposed_backward_jvp(self, tangents)
+
     def needs_input_grad(self, i: int) -> bool:
         return self.next_functions[i][0] is not None
 

@@ -1,0 +1,356 @@
+"""Forward-mode AD state: the dual level, where tangents live and when the op layer computes them.
+
+Note [Tangents]
+Inside ``forward_ad.dual_level()`` a tensor may carry a *tangent* (torch's
+forward gradient): a tensor of its shape, kept in ``TensorExtra.tangent``.  An
+op whose inputs carry tangents gives its output the Jacobian-vector product
+of those tangents.  The level is one global flag (``FW.active``), as torch's
+dual level is process-wide, not per thread; with no level open the op layer
+pays one attribute read per op for all of this.
+
+Tangents are independent of grad mode: ``no_grad`` does not stop them, and
+inference mode drops them (its outputs have none).
+
+Note [When a tangent is computed]
+An op's forward rule needs the op's parameters (``dim``, ``alpha``,
+``exponent`` ...), and the op functions hand those to the node only after the
+op layer has built the output.  So for an op with tangent inputs the op layer
+builds the node even when nothing is recorded, and the output's tangent is
+computed from it *later*: the first time anything asks for it (the next op
+using the output, ``unpack_dual``, the repr), before any in-place write (which
+could change what the rule reads), before a backward pass, and before the
+next dual op starts.  Until then the output holds a ``PendingJvp``.  An input
+that carries a tangent but does not require grad gets a placeholder edge
+(``FORWARD_EDGE``) in that node, so that the node saves what the forward rule
+of that input needs; the placeholder is replaced by ``None`` once the tangent
+is computed, before anyone can see the node's ``next_functions``.
+
+Note [Tangents share the layout of their tensors]
+torch's tangent of a view is the same view of its base's tangent: an in-place
+op through the view then updates the base's tangent too.  npgrad keeps every
+tangent laid out like its tensor's data (same strides, scaled by the
+item-size ratio when the tangent has another dtype), so the tangent of a view
+is found with the view's own byte offset and strides, for every kind of view,
+with no per-op rule.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ._mode import _tls
+
+NO_LEVEL_MSG = ("Trying to create a dual Tensor for forward AD but no level exists, make sure "
+                "to enter_dual_level() first.")
+
+
+class DualState:
+    """The process-wide forward-AD level and the tangents that belong to it."""
+
+    __slots__ = ("active", "level", "pending", "duals")
+
+    def __init__(self) -> None:
+        self.active = False
+        self.level = -1
+        self.pending: list = []  # PendingJvp entries not yet computed
+        self.duals: list = []  # weakrefs to every tensor given a tangent at this level
+
+
+FW = DualState()
+
+
+class _ForwardEdge:
+    """The placeholder edge target of Note [When a tangent is computed]; never run."""
+
+    __slots__ = ()
+    next_functions: tuple = ()
+
+    def name(self) -> str:
+        return "ForwardEdge"
+
+
+FORWARD_EDGE = _ForwardEdge()
+
+
+# -- where tangents live -------------------------------------------------------------
+
+def tangent_of(t: Any) -> Any:
+    """The tangent of tensor ``t`` at the open level, or None (computing a pending one)."""
+    extra = t._extra
+    if extra is None:
+        return None
+    pending = extra.fw_pending
+    if pending is not None:
+        pending.resolve()
+    return extra.tangent
+
+
+def has_tangent(t: Any) -> bool:
+    extra = t._extra
+    return extra is not None and (extra.tangent is not None or extra.fw_pending is not None)
+
+
+def set_tangent(t: Any, tangent: Any) -> None:
+    """Give ``t`` the tangent ``tangent`` (laid out like ``t``, see Note [Tangents share ...])."""
+    from ._tensor import TensorExtra, wrap
+
+    extra = t._extra
+    if extra is None:
+        extra = t._extra = TensorExtra()
+    if extra.tangent is None and extra.fw_pending is None:
+        FW.duals.append(weakref.ref(t))
+    laid_out = laid_out_like(tangent._data, t._data)
+    if laid_out is not tangent._data:
+        tangent = wrap(laid_out, 0)
+    extra.tangent = tangent
+
+
+def drop_all_tangents() -> None:
+    """Leaving the level: every tangent and pending computation is forgotten."""
+    FW.pending = []
+    for ref in FW.duals:
+        t = ref()
+        if t is not None and t._extra is not None:
+            t._extra.tangent = None
+            t._extra.fw_pending = None
+    FW.duals = []
+
+
+# -- layouts ---------------------------------------------------------------------------
+
+def _extent(shape: tuple, strides: tuple) -> tuple:
+    """Lowest and highest byte offset (from element 0) an array with these strides touches."""
+    lo = hi = 0
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return 0, -1
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return lo, hi
+
+
+def _scaled(strides: tuple, ratio_num: int, ratio_den: int) -> tuple:
+    return tuple(s * ratio_num // ratio_den for s in strides)
+
+
+def laid_out_like(values: np.ndarray, primal: np.ndarray) -> np.ndarray:
+    """``values`` (of ``primal``'s shape) in an array whose strides mirror ``primal``'s."""
+    if values.shape != primal.shape:
+        values = np.broadcast_to(values, primal.shape)
+    want = _scaled(primal.strides, values.itemsize, primal.itemsize)
+    if values.strides == want and _owns_its_values(values):
+        return values
+    if primal.flags.c_contiguous:
+        return np.array(values, order="C", copy=True)
+    if primal.flags.f_contiguous:
+        return np.array(values, order="F", copy=True)
+    lo, hi = _extent(primal.shape, want)
+    span = (hi - lo) // values.itemsize + 1 if hi >= lo else 0
+    buffer = np.zeros(span, dtype=values.dtype)
+    out = _array_at(buffer, -lo, primal.shape, want)
+    out[...] = values
+    return out
+
+
+def _owns_its_values(values: np.ndarray) -> bool:
+    """False for broadcast (read-only, overlapping) arrays, which cannot hold a tangent."""
+    return values.flags.writeable
+
+
+class _Interface:
+    """An object NumPy reads an array from: a raw address plus a reference keeping it alive."""
+
+    __slots__ = ("__array_interface__", "owner")
+
+    def __init__(self, interface: dict, owner: Any) -> None:
+        self.__array_interface__ = interface
+        self.owner = owner
+
+
+def _array_at(buffer: np.ndarray, byte_offset: int, shape: tuple, strides: tuple) -> np.ndarray:
+    """The array of ``shape``/``strides`` starting ``byte_offset`` bytes into ``buffer``."""
+    address = buffer.__array_interface__["data"][0] + byte_offset
+    interface = {"shape": tuple(shape), "strides": tuple(strides), "typestr": buffer.dtype.str,
+                 "descr": buffer.dtype.descr, "data": (address, False), "version": 3}
+    return np.asarray(_Interface(interface, buffer))
+
+
+def view_tangent(view_data: np.ndarray, source: Any) -> Any:
+    """The part of ``source``'s tangent that a view with data ``view_data`` of it covers.
+
+    ``view_data`` must lie inside the memory of ``source``'s data (true of every
+    view of ``source`` itself); returns None when it does not.
+    """
+    tangent = tangent_of(source)
+    if tangent is None:
+        return None
+    src = source._data
+    tan = tangent._data
+    num, den = tan.itemsize, src.itemsize
+    if tan.strides != _scaled(src.strides, num, den):
+        return None
+    start = view_data.__array_interface__["data"][0] - src.__array_interface__["data"][0]
+    v_lo, v_hi = _extent(view_data.shape, view_data.strides)
+    s_lo, s_hi = _extent(src.shape, src.strides)
+    if v_hi >= v_lo and not (s_lo <= start + v_lo and start + v_hi <= s_hi):
+        return None
+    from ._tensor import version_counter, wrap
+
+    part = wrap(_array_at(tan, start * num // den, view_data.shape,
+                          _scaled(view_data.strides, num, den)), 0)
+    part._base = tangent if tangent._base is None else tangent._base  # a view, as torch's
+    part._vc = version_counter(tangent)
+    return part
+
+
+def give_view_tangent(view: Any, source: Any) -> None:
+    """Give ``view`` (made from ``source``) the matching part of ``source``'s tangent."""
+    root = view._base
+    tangent = None
+    if root is not None and root is not source and has_tangent(root):
+        tangent = view_tangent(view._data, root)
+    if tangent is None:
+        tangent = view_tangent(view._data, source)
+    if tangent is None:
+        raise RuntimeError("npgrad: forward-mode AD cannot find the tangent of this view: its "
+                           "memory is not inside the memory of the tensor it was made from.")
+    _install(view, tangent)
+
+
+def _install(t: Any, tangent: Any) -> None:
+    from ._tensor import TensorExtra
+
+    extra = t._extra
+    if extra is None:
+        extra = t._extra = TensorExtra()
+    if extra.tangent is None and extra.fw_pending is None:
+        FW.duals.append(weakref.ref(t))
+    extra.tangent = tangent
+
+
+# -- computing tangents ------------------------------------------------------------------
+
+class PendingJvp:
+    """One op's forward rule, waiting to run (Note [When a tangent is computed])."""
+
+    __slots__ = ("node", "tangents", "outputs", "mode", "placeholder_edges")
+
+    def __init__(self, node: Any, tangents: list, outputs: list, mode: int,
+                 placeholder_edges: bool) -> None:
+        self.node = node
+        self.tangents = tangents  # one per edge of node: a Tensor or None
+        self.outputs = [weakref.ref(o) for o in outputs]
+        self.mode = mode  # the grad mode the op ran under: its tangent is recorded likewise
+        self.placeholder_edges = placeholder_edges
+        for o in outputs:
+            _pending_on(o, self)
+        FW.pending.append(self)
+
+    def resolve(self) -> None:
+        node = self.node
+        if node is None:
+            return
+        self.node = None
+        outputs = [ref() for ref in self.outputs]
+        for out in outputs:
+            if out is not None:
+                out._extra.fw_pending = None
+        active, mode = FW.active, _tls.mode
+        FW.active = False  # a forward rule's own ops carry no tangents (no nested levels)
+        _tls.mode = self.mode
+        try:
+            tangents = node.jvp(self.tangents)
+        finally:
+            FW.active, _tls.mode = active, mode
+            if self.placeholder_edges:
+                node.next_functions = tuple((None, 0) if e[0] is FORWARD_EDGE else e
+                                            for e in node.next_functions)
+        for out, tangent in zip(outputs, tangents):
+            if out is not None and tangent is not None:
+                set_tangent(out, _as_result_dtype(tangent, out))
+
+
+def _pending_on(t: Any, pending: PendingJvp) -> None:
+    from ._tensor import TensorExtra
+
+    extra = t._extra
+    if extra is None:
+        extra = t._extra = TensorExtra()
+    if extra.tangent is None and extra.fw_pending is None:
+        FW.duals.append(weakref.ref(t))
+    extra.tangent = None
+    extra.fw_pending = pending
+
+
+def _as_result_dtype(tangent: Any, out: Any) -> Any:
+    """A rule's arithmetic may promote (a float64 saved value, say); the tangent has the
+    output's dtype."""
+    if tangent._data.dtype != out._data.dtype:
+        from . import _dtype
+
+        return tangent.to(_dtype.from_np(out._data.dtype))
+    return tangent
+
+
+def flush() -> None:
+    """Compute every pending tangent now (see Note [When a tangent is computed])."""
+    while FW.pending:
+        pending, FW.pending = FW.pending, []
+        for entry in pending:
+            entry.resolve()
+
+
+# -- in-place writes -------------------------------------------------------------------
+
+UNCHANGED = object()  # new_tangent's answer when neither side has a tangent
+
+
+def share_tangent(alias: Any, t: Any) -> None:
+    """``alias`` (a second tensor object over ``t``'s storage) sees ``t``'s tangent."""
+    _install(alias, tangent_of(t))
+
+
+def new_tangent(target: Any, result: Any) -> Any:
+    """The tangent an in-place write of ``result`` into ``target`` leaves on ``target``.
+
+    Computed before the write, which may change what the rule reads.  None means
+    zero (a write of values without tangent over a dual tensor), ``UNCHANGED``
+    that neither has one.
+    """
+    if not FW.active:
+        return UNCHANGED
+    tangent = tangent_of(result)
+    if tangent is None and not has_tangent(target):
+        return UNCHANGED
+    return tangent
+
+
+def write_tangent(target: Any, tangent: Any) -> None:
+    """Store ``tangent`` into ``target``'s tangent in place: views of it and its base see it.
+
+    A target without one first gets zeros, from its base's tangent when it is a
+    view (``base[0] = dual`` gives ``base`` a tangent that is zero elsewhere).
+    """
+    if tangent is UNCHANGED:
+        return
+    from ._tensor import wrap
+
+    current = tangent_of(target)
+    if current is None:
+        root = target._base
+        if root is not None:
+            if not has_tangent(root):
+                set_tangent(root, wrap(np.zeros_like(root._data), 0))
+            give_view_tangent(target, root)
+        else:
+            set_tangent(target, wrap(np.zeros_like(target._data), 0))
+        current = tangent_of(target)
+    if tangent is None:
+        current._data[...] = 0
+    else:
+        np.copyto(current._data, np.broadcast_to(tangent._data, current._data.shape),
+                  casting="unsafe")
