@@ -87,6 +87,14 @@ def tangent_of(t: Any) -> Any:
     return extra.tangent
 
 
+def tangent_of_extra(extra: Any) -> Any:
+    """``tangent_of`` for a tensor known only by its ``TensorExtra`` (a saved output)."""
+    pending = extra.fw_pending
+    if pending is not None:
+        pending.resolve()
+    return extra.tangent
+
+
 def has_tangent(t: Any) -> bool:
     extra = t._extra
     return extra is not None and (extra.tangent is not None or extra.fw_pending is not None)
@@ -218,10 +226,10 @@ def give_view_tangent(view: Any, source: Any) -> None:
     if tangent is None:
         raise RuntimeError("npgrad: forward-mode AD cannot find the tangent of this view: its "
                            "memory is not inside the memory of the tensor it was made from.")
-    _install(view, tangent)
+    install(view, tangent)
 
 
-def _install(t: Any, tangent: Any) -> None:
+def install(t: Any, tangent: Any) -> None:
     from ._tensor import TensorExtra
 
     extra = t._extra
@@ -311,7 +319,7 @@ UNCHANGED = object()  # new_tangent's answer when neither side has a tangent
 
 def share_tangent(alias: Any, t: Any) -> None:
     """``alias`` (a second tensor object over ``t``'s storage) sees ``t``'s tangent."""
-    _install(alias, tangent_of(t))
+    install(alias, tangent_of(t))
 
 
 def new_tangent(target: Any, result: Any) -> Any:

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import _dtype
-from ._forward import FW, flush as flush_tangents
+from ._forward import FW, flush as flush_tangents, install as install_tangent
 from ._mode import _tls, GRAD, INFERENCE, RECORDING
 from ._size import Size
 from ._ops._shape_util import NO_DIM, wrap_dim
@@ -238,6 +238,12 @@ def rebuild_output(saved: Any, node: Any) -> Tensor:
     else:
         t = wrap(data, 0)
     t._vc = saved._vc
+    if saved._fw_extra is not None and FW.active:
+        from ._forward import tangent_of_extra
+
+        tangent = tangent_of_extra(saved._fw_extra)
+        if tangent is not None:
+            install_tangent(t, tangent)
     return t
 
 

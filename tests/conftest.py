@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from npgrad import _mode
+from npgrad import _forward, _mode
 from npgrad.autograd import anomaly_mode
 
 
@@ -38,7 +38,7 @@ _DEFAULT = (True, False, False, True)  # grad on, inference off, anomaly off, ch
 
 @pytest.fixture(autouse=True)
 def seal_global_modes():
-    """Fail a test that leaks grad mode, inference mode or anomaly state (npgrad or torch).
+    """Fail a test that leaks grad mode, inference mode, anomaly state or a dual level.
 
     The defaults are restored whatever happens, so one leaking test cannot
     make the following ones fail.
@@ -61,5 +61,15 @@ def seal_global_modes():
             _TORCH_ESCAPE_GUARDS.append(torch._C._InferenceMode(False))
             torch._C._set_grad_enabled(True)
         torch.set_anomaly_enabled(False)
+    if _forward.FW.active:
+        leaked.append("npgrad forward-AD dual level left open")
+        _forward.drop_all_tangents()
+        _forward.FW.active = False
+        _forward.FW.level = -1
+    if torch_state is not None:
+        torch_fw = sys.modules.get("torch.autograd.forward_ad")
+        if torch_fw is not None and torch_fw._current_level >= 0:
+            leaked.append("torch forward-AD dual level left open")
+            torch_fw.exit_dual_level()
     if leaked:
         pytest.fail("test leaked global mode state: " + "; ".join(leaked), pytrace=False)

@@ -688,10 +688,19 @@ def _functional_cases(T: Any) -> list:
         lambda: Fn.hessian(f, a),
         lambda: Fn.hvp(f, a, v3),
         lambda: Fn.vjp(lambda x: x.detach(), a, v3, strict=True),
+        # forward mode: torch vmaps the columns (vectorize=True); npgrad loops over them
+        lambda: Fn.jacobian(f, a, strategy="forward-mode", vectorize=True),
+        lambda: Fn.jacobian(g, (a, b), strategy="forward-mode", vectorize=True),
+        lambda: Fn.jacobian(lambda x, y: x * 2, (a, b), strategy="forward-mode", vectorize=True),
+        lambda: Fn.jacobian(f, a, strategy="forward-mode"),
+        lambda: Fn.jacobian(f, a, strategy="forward-mode", vectorize=True, strict=True),
+        lambda: Fn.jacobian(f, a, strategy="forward-mode", vectorize=True, create_graph=True),
+        lambda: Fn.hessian(s, a, outer_jacobian_strategy="forward-mode", vectorize=True),
+        lambda: Fn.hessian(s2, (a, b), outer_jacobian_strategy="forward-mode", vectorize=True),
     ]
 
 
-@pytest.mark.parametrize("case", range(23))
+@pytest.mark.parametrize("case", range(31))
 def test_functional_api(case: int) -> None:
     both(lambda T: outcome(_functional_cases(T)[case]))
 

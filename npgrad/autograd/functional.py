@@ -52,10 +52,14 @@ def _untupled(result: Any, was_tuple: Any) -> Any:
 
 def _fresh(tensors: tuple, create_graph: bool, need_graph: bool) -> tuple:
     """New tensor objects for ``tensors``: differentiable aliases or detached copies."""
+    from .._forward import has_tangent
+
     fresh = []
     for t in tensors:
         if create_graph and t.requires_grad:
             fresh.append(t.view(t.shape))  # keeps the path back to the caller's graph
+        elif has_tangent(t):  # a dual input (forward-over-reverse): keep its tangent
+            fresh.append(t.view(t.shape).requires_grad_(need_graph))
         else:
             fresh.append(t.detach().requires_grad_(need_graph))
     return tuple(fresh)
@@ -268,8 +272,7 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                 "torch.autograd.functional.jacobian: `create_graph=True` and "
                 '`strategy="forward-mode"` are not supported together (yet). Please either set '
                 '`create_graph=False` or `strategy="reverse-mode"`.')
-        raise NotImplementedError("npgrad: forward-mode AD arrives with "
-                                  "npgrad.autograd.forward_ad")
+        return _jacobian_forward_mode(func, inputs, strict, vectorize)
     from .._creation import zeros_like
     from .._ops.shape import stack
 
@@ -313,6 +316,55 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                 for k, inp in enumerate(inputs)))
         result = _finish(tuple(rows), create_graph)
     return _untupled(result, (outputs_tuple, inputs_tuple))
+
+
+def _jacobian_forward_mode(func: Callable, inputs: Any, strict: bool, vectorize: bool) -> Any:
+    """``jacobian(strategy="forward-mode")``: one tangent per input element, column by column.
+
+    torch vmaps the columns and so requires ``vectorize=True``; npgrad has no vmap
+    and computes the same columns in a loop, keeping torch's argument checks.
+    """
+    from .._creation import zeros, zeros_like
+    from .._ops.shape import stack
+    from . import forward_ad as fwad
+
+    if strict:
+        raise RuntimeError(
+            'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are '
+            'not supported together (yet). Please either set `strict=False` or '
+            '`strategy="reverse-mode"`.')
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian isonly implemented for `vectorize=True`.")
+    inputs_tuple, inputs = _tupled(inputs, "inputs", "jacobian")
+    columns: list = [[] for _ in inputs]  # per input: per element, the output tangents
+    outputs_tuple, outputs = False, ()
+    for k, inp in enumerate(inputs):
+        for j in range(inp.nelement()):
+            basis = zeros_like(inp)
+            basis.view(-1)[j] = 1
+            with fwad.dual_level():
+                duals = tuple(fwad.make_dual(x, basis if i == k else zeros_like(x))
+                              for i, x in enumerate(inputs))
+                outputs_tuple, outputs = _tupled(func(*duals), "outputs", "jacobian")
+                unpacked = [fwad.unpack_dual(o) for o in outputs]
+                outputs = tuple(u.primal for u in unpacked)
+                columns[k].append(tuple(zeros_like(u.primal) if u.tangent is None else u.tangent
+                                        for u in unpacked))
+    rows = []
+    for i, out in enumerate(outputs):
+        per_input = []
+        for k, inp in enumerate(inputs):
+            shape = tuple(out.shape) + tuple(inp.shape)
+            if not columns[k]:
+                per_input.append(zeros(shape, dtype=out.dtype))
+                continue
+            # column j is d out / d inp[j]: stack them last, then lay them out as inp's shape
+            cols = stack([c[i] for c in columns[k]], -1)
+            per_input.append(cols.reshape(shape))
+        rows.append([t.detach() for t in per_input])
+    # torch returns lists here (tuples in reverse mode)
+    return _untupled(rows, (outputs_tuple, inputs_tuple))
 
 
 def _stack_rows(stack: Callable, rows: list, shape: tuple, like: Any) -> Any:

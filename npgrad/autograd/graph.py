@@ -223,7 +223,7 @@ class SavedTensor:
     """A value saved for backward, with the version check of Note [Saved tensors]."""
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_requires_grad",
-                 "_packed", "_unpack_hook", "_released")
+                 "_packed", "_unpack_hook", "_released", "_fw_extra")
 
     def __init__(self, tensor: Any, is_output: bool = False) -> None:
         # An input keeps its tensor, whose version is read again at unpack time (its
@@ -232,11 +232,17 @@ class SavedTensor:
         self._released = False
         self._unpack_hook = None
         self._is_output = is_output
+        self._fw_extra = None
         if is_output:
             self._vc, self._version = _tensor_module.save_check(tensor)
             self._tensor = None
             self._data = tensor._data
             self._requires_grad = tensor._requires_grad
+            extra = tensor._extra
+            if extra is not None and (extra.tangent is not None or extra.fw_pending is not None):
+                # The rebuilt output carries the tangent too (forward-over-reverse reads it);
+                # its extra, not the tensor, is kept, so still no cycle through the node.
+                self._fw_extra = extra
         else:
             self._vc = None
             self._version = _tensor_module.input_version_for_save(tensor)
