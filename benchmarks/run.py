@@ -550,6 +550,46 @@ def bench_mlp_step(settings: Settings, torch: Any) -> list:
                 note=how)]
 
 
+def numpy_mlp_jvp(params: list, x: np.ndarray, t: np.ndarray) -> tuple:
+    """Forward pass and its Jacobian-vector product by hand: the floor for forward-mode AD."""
+    (w1, b1), (w2, b2) = params
+    h = x @ w1 + b1
+    h_t = t @ w1
+    mask = h > 0
+    h, h_t = h * mask, h_t * mask
+    return h @ w2 + b2, h_t @ w2
+
+
+def bench_jvp_mlp(settings: Settings, torch: Any) -> list:
+    """Forward-mode AD: the output's tangent for one input tangent, through an nn MLP."""
+    sizes = (784, 256, 10)
+
+    def make_jvp(lib: Any) -> Callable[[], Any]:
+        fwad = lib.autograd.forward_ad
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(784, 256), lib.nn.ReLU(), lib.nn.Linear(256, 10))
+        x, _ = mlp_batch(lib, 64, sizes[0], sizes[-1])
+        t = lib.tensor(np.random.default_rng(2).standard_normal((64, 784)).astype(np.float32))
+
+        def jvp() -> Any:
+            with fwad.dual_level():
+                return fwad.unpack_dual(model(fwad.make_dual(x, t))).tangent
+        return jvp
+
+    x_np, _ = mlp_batch(np, 64, sizes[0], sizes[-1])
+    t_np = np.random.default_rng(2).standard_normal((64, 784)).astype(np.float32)
+    params_np = make_numpy_mlp(sizes)
+    steps = {"npgrad": make_jvp(npgrad), "numpy": lambda: numpy_mlp_jvp(params_np, x_np, t_np)}
+    if torch is not None:
+        steps["torch"] = make_jvp(torch)
+    for step in steps.values():
+        step()  # warm-up
+    seconds = median_seconds(steps, settings.step_repeat)
+    return [Row("jvp MLP 784-256-10 b64 (forward AD)", "s", npgrad=seconds["npgrad"],
+                torch=seconds.get("torch"), numpy=seconds["numpy"],
+                note="forward_ad.dual_level + make_dual through nn.Sequential")]
+
+
 def bench_cnn_step(settings: Settings, torch: Any) -> list:
     name = "train step CNN conv3x3(8)-pool-linear b32"
     missing = missing_nn(CNN_NN_NAMES)
@@ -771,6 +811,7 @@ def benchmarks() -> list:
         ("chain y*c", bench_chain),
         ("train step MLP", bench_mlp_step),
         ("train step CNN", bench_cnn_step),
+        ("jvp MLP", bench_jvp_mlp),
         ("peak mem 10x1024 MLP fwd", bench_memory_inference),
         ("peak mem 10x1024 MLP train step", bench_memory_train),
         ("cycles", bench_cycles),

@@ -265,6 +265,10 @@ def record_with_tangents(cls: Any, inputs: tuple, out: np.ndarray, mode: int) ->
     tangents = [tangent_of(x) if is_tensor(x) and has_tangent(x) else None for x in inputs]
     if not any(t is not None for t in tangents):
         return None, None
+    # Rules see tangents of their primal's dtype (a float64 tangent of a float32 tensor
+    # cannot enter mm with it); the output's tangent has the output's dtype anyway.
+    tangents = [t if t is None or t._data.dtype == x._data.dtype else t.to(x.dtype)
+                for t, x in zip(tangents, inputs)]
     flush()
     recorded = mode == RECORDING and any(requires_grad(x) for x in inputs)
     edges = []

@@ -117,9 +117,24 @@ class _ProductNode(BinaryNode):
         if self.next_functions[1][0] is not None:
             self.self_ = SavedTensor(a)
 
+    def product(self, a: Tensor, b: Tensor) -> Tensor:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def jvp(self, tangents: list) -> list:
+        """A product is bilinear: d(a b) = da b + a db."""
+        ta, tb = tangents
+        total = None if ta is None else self.product(ta, saved(self, "other"))
+        if tb is not None:
+            part = self.product(saved(self, "self_"), tb)
+            total = part if total is None else total + part
+        return [total]
+
 
 class DotBackward0(_ProductNode):
     __slots__ = ()
+
+    def product(self, a: Tensor, b: Tensor) -> Tensor:
+        return dot(a, b)
 
     def backward(self, grad: Tensor) -> tuple:
         ga = grad * saved(self, "other") if self.next_functions[0][0] is not None else None
@@ -142,6 +157,9 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 class MvBackward0(_ProductNode):
     __slots__ = ()
 
+    def product(self, a: Tensor, b: Tensor) -> Tensor:
+        return mv(a, b)
+
     def backward(self, grad: Tensor) -> tuple:
         ga = gb = None
         if self.next_functions[0][0] is not None:
@@ -160,6 +178,9 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 class MmBackward0(_ProductNode):
     __slots__ = ()
+
+    def product(self, a: Tensor, b: Tensor) -> Tensor:
+        return mm(a, b)
 
     def backward(self, grad: Tensor) -> tuple:
         ga = gb = None
@@ -185,6 +206,9 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 class BmmBackward0(_ProductNode):
     __slots__ = ()
+
+    def product(self, a: Tensor, b: Tensor) -> Tensor:
+        return bmm(a, b)
 
     def backward(self, grad: Tensor) -> tuple:
         ga = gb = None
@@ -222,6 +246,21 @@ class AddmmBackward0(Node):
             g2 = mm(saved(self, "mat1").mT, grad)
             g2 = g2 if alpha == 1 else g2 * alpha
         return gs, g1, g2
+
+    def jvp(self, tangents: list) -> list:
+        """Linear in self, bilinear in (mat1, mat2)."""
+        t_self, t1, t2 = tangents
+        alpha, beta = self.alpha, self.beta
+        product = None if t1 is None else mm(t1, saved(self, "mat2"))
+        if t2 is not None:
+            part = mm(saved(self, "mat1"), t2)
+            product = part if product is None else product + part
+        if product is not None and alpha != 1:
+            product = product * alpha
+        if t_self is not None and beta != 0:
+            scaled = t_self if beta == 1 else t_self * beta
+            product = scaled.expand(self._out_meta[0][0]) if product is None else product + scaled
+        return [product]
 
 
 def _expand_error(self_shape: tuple, target: tuple, d: np.dtype) -> None:

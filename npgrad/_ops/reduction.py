@@ -184,6 +184,12 @@ class SumBackward0(_ReductionNode):
     def backward(self, grad: Tensor) -> tuple:
         return _expand(_restore(grad, self.keep_shape), self.self_sizes),
 
+    def jvp(self, tangents: list) -> list:
+        """Summing is linear: the tangent is the same sum of the tangent."""
+        tangent, = tangents
+        total = sum(tangent, self.dim, keepdim=True) if self.dim else tangent
+        return [total.reshape(self._out_meta[0][0])]
+
 
 class SumBackward1(SumBackward0):
     """Sum over ``dim``."""
@@ -232,6 +238,12 @@ class MeanBackward0(_ReductionNode):
     def backward(self, grad: Tensor) -> tuple:
         g = _restore(grad, self.keep_shape) / self.count
         return _expand(g, self.self_sizes),
+
+    def jvp(self, tangents: list) -> list:
+        """Linear, as the sum."""
+        tangent, = tangents
+        total = sum(tangent, self.dim, keepdim=True) if self.dim else tangent
+        return [total.reshape(self._out_meta[0][0]) / self.count]
 
 
 class MeanBackward1(MeanBackward0):
