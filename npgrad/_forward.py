@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ._mode import _tls
+from ._mode import _tls, RECORDING
 
 NO_LEVEL_MSG = ("Trying to create a dual Tensor for forward AD but no level exists, make sure "
                 "to enter_dual_level() first.")
@@ -111,8 +111,25 @@ def set_tangent(t: Any, tangent: Any) -> None:
         FW.duals.append(weakref.ref(t))
     laid_out = laid_out_like(tangent._data, t._data)
     if laid_out is not tangent._data:
-        tangent = wrap(laid_out, 0)
+        if tangent._requires_grad and t._data.flags.c_contiguous:
+            tangent = tangent.contiguous()  # keeps the tangent's own history
+            if tangent._data.shape != t._data.shape:
+                tangent = tangent.expand(t._data.shape).contiguous()
+        else:
+            tangent = wrap(laid_out, 0)
     extra.tangent = tangent
+
+
+def check_tangent_size(t: Any, tangent: Any) -> None:
+    if tangent._data.shape != t._data.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. Tensor is of size {_size(t)} while the given "
+            f"forward gradient is of size {_size(tangent)}.")
+
+
+def _size(t: Any) -> str:
+    return "[" + ", ".join(str(n) for n in t._data.shape) + "]"
 
 
 def drop_all_tangents() -> None:
@@ -208,9 +225,16 @@ def view_tangent(view_data: np.ndarray, source: Any) -> Any:
         return None
     from ._tensor import version_counter, wrap
 
-    part = wrap(_array_at(tan, start * num // den, view_data.shape,
-                          _scaled(view_data.strides, num, den)), 0)
-    part._base = tangent if tangent._base is None else tangent._base  # a view, as torch's
+    region = _array_at(tan, start * num // den, view_data.shape,
+                       _scaled(view_data.strides, num, den))
+    root = tangent if tangent._base is None else tangent._base
+    if tangent._requires_grad and _tls.mode == RECORDING and root._data.flags.c_contiguous:
+        # A tangent in a graph (reverse over forward): its part is a recorded view of it.
+        from ._ops.views import Geometry, as_strided
+
+        return as_strided(root, Geometry.of(region, root._data))
+    part = wrap(region, 0)
+    part._base = root  # a view, as torch's
     part._vc = version_counter(tangent)
     return part
 
@@ -362,3 +386,6 @@ def write_tangent(target: Any, tangent: Any) -> None:
     else:
         np.copyto(current._data, np.broadcast_to(tangent._data, current._data.shape),
                   casting="unsafe")
+    from ._tensor import bump_version
+
+    bump_version(current)  # the tangent was written in place, as torch's

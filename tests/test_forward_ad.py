@@ -259,24 +259,7 @@ SNIPPETS = [
 
 # index -> reason: npgrad differs from torch 2.13 here (strict xfails, to be fixed in npgrad).
 KNOWN_DIFFS: dict[int, str] = {
-    28: "unpack_dual(x, level=5): torch's message names _fw_primal, npgrad's _unpack_dual",
-    29: "unpack_dual(t, level=-1): torch returns (t, None), npgrad raises 'Invalid level'",
-    30: "make_dual(..., level=-1) with no level open: torch raises the no-level message",
-    35: "custom jvp returning a tangent of the wrong size: torch RuntimeError, npgrad numpy ValueError",
-    36: "custom jvp returning too many tangents: torch raises RuntimeError, npgrad accepts",
-    37: "custom forward returning its input as-is with a non-view jvp: torch raises RuntimeError",
-    60: "relu / clamp give -0. tangents where the mask is off (torch: 0.)",
-    65: "F.linear with a 1-d dual input and a bias: the tangent does not require grad (weight does)",
-    102: "nn.Linear on a 1-d dual input: the tangent does not require grad (F.linear with bias)",
-    103: "nn.Sequential MLP on a 1-d dual input: the tangent does not require grad (F.linear with bias)",
-    113: "floor_divide (//) on a dual: torch raises NotImplementedError, npgrad prints grad_fn=<Invalid>",
-    114: "torch.floor_divide on a dual: torch raises NotImplementedError, npgrad prints grad_fn=<Invalid>",
-    121: "clamp_ gives -0. tangents where the mask is off (torch: 0.)",
-    134: "an in-place op on a dual does not bump its tangent's _version",
     135: "in-place op on a dual whose primal requires grad: torch's tangent requires grad (CopyBackwards)",
-    136: "acceptable: grad_fn name of a tangent (torch SumBackward0, npgrad ViewBackward0)",
-    142: "unpack_dual's primal of a tensor that requires grad: torch grad_fn=<Identity>, npgrad <ViewBackward0>",
-    146: "custom jvp: a tensor input without tangent gets zeros in torch (materialized), None in npgrad",
 }
 
 

@@ -68,6 +68,23 @@ def alias(input: Tensor) -> Tensor:
     return view_result(AliasBackward0, input, input._data.view())[0]
 
 
+class Identity(AliasBackward0):
+    """The grad_fn of the primal ``forward_ad.unpack_dual`` returns (torch's name for it)."""
+
+    __slots__ = ()
+
+
+def primal_view(input: Tensor) -> Tensor:
+    """A view of all of ``input`` that does not carry its tangent (``unpack_dual``'s primal)."""
+    from .._forward import FW
+
+    active, FW.active = FW.active, False
+    try:
+        return view_result(Identity, input, input._data.view())[0]
+    finally:
+        FW.active = active
+
+
 # -- taking an index apart (Note [How an index is applied]) ---------------------------
 
 def _items(index: Any) -> tuple:
@@ -269,9 +286,11 @@ class IndexPutBackward0(ShapeNode):
     __slots__ = ("region", "mask")
 
     def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import mul
+        from .pointwise import where
 
-        g_self = mul(grad, wrap(self.mask, 0)) if self.next_functions[0][0] is not None else None
+        g_self = None
+        if self.next_functions[0][0] is not None:
+            g_self = where(wrap(self.mask != 0, 0), grad, 0.0)  # +0. where overwritten
         g_values = None
         if self.next_functions[1][0] is not None:
             g_values = _take(grad, self.region, IndexBackward0)
@@ -288,9 +307,9 @@ class IndexPutBackward0(ShapeNode):
         if t_self is None:
             t_self = wrap(np.zeros(shape, dtype=dtype), 0)
         if t_values is None:
-            from .pointwise import mul
+            from .pointwise import where
 
-            return [mul(t_self, wrap(self.mask, 0))]
+            return [where(wrap(self.mask != 0, 0), t_self, 0.0)]
         return [_index_put(t_self, self.region.key, t_values)]
 
 

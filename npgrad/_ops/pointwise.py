@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype
 from .._mode import _tls
+from .._forward import FW, tangent_of
 from .._tensor import Tensor, wrap
 from ..autograd.forward_rules import elementwise_jvp
 from ._core import (BinaryNode, Node, SavedTensor, UnaryNode, as_array, binary, binary_arrays,
@@ -309,6 +310,8 @@ def floor_divide(input: Any, other: Any) -> Tensor:
     res, node = record(NotImplemented, (input, other), out)
     if node is not None:
         node._op = "aten::floor_divide"
+        if FW.active:
+            tangent_of(res)  # torch refuses a tangent input at once: run the rule now
     return res
 
 
@@ -352,6 +355,8 @@ def remainder(input: Any, other: Any) -> Tensor:
         res, node = record(NotImplemented, (other,), out)
         if node is not None:
             node._op = "aten::remainder"
+            if FW.active:
+                tangent_of(res)  # raises at once, as torch's
         return res
     if is_tensor(other):
         return binary(RemainderBackward1, input, other, out)
@@ -700,7 +705,8 @@ class ReluBackward0(PointwiseNode):
     saves_result = True
 
     def backward(self, grad: Tensor) -> tuple:
-        return grad * (saved(self, "result") > 0),
+        # where, not a product: torch's gradient is +0. where the mask is off, never -0.
+        return where(saved(self, "result") > 0, grad, 0.0),
 
 
 def relu(input: Tensor) -> Tensor:
@@ -790,7 +796,7 @@ class ClampBackward1(PointwiseNode):
         if self.max is not None:
             upper = x <= self.max
             mask = upper if mask is None else mask & upper
-        return grad * mask,
+        return where(mask, grad, 0.0),
 
 
 class ClampMinBackward0(ClampBackward1):

@@ -162,6 +162,15 @@ class _ReductionNode(UnaryNode):
 
     __slots__ = ("self_sizes", "keep_shape", "dim")
 
+    def same_sum(self, tangent: Tensor) -> Tensor:
+        """``tangent`` summed over this reduction's dims, to its output's shape."""
+        if not self.dim:  # a 0-dim input
+            return tangent
+        keepdim = len(self._out_meta[0][0]) == len(self.self_sizes)
+        if len(self.dim) == len(self.self_sizes) and not keepdim:
+            return sum(tangent)
+        return sum(tangent, self.dim, keepdim=keepdim)
+
 
 def _record(cls: Any, input: Tensor, out: np.ndarray, axes: tuple) -> Tensor:
     res = unary(cls, input, out)
@@ -186,9 +195,7 @@ class SumBackward0(_ReductionNode):
 
     def jvp(self, tangents: list) -> list:
         """Summing is linear: the tangent is the same sum of the tangent."""
-        tangent, = tangents
-        total = sum(tangent, self.dim, keepdim=True) if self.dim else tangent
-        return [total.reshape(self._out_meta[0][0])]
+        return [self.same_sum(tangents[0])]
 
 
 class SumBackward1(SumBackward0):
@@ -241,9 +248,7 @@ class MeanBackward0(_ReductionNode):
 
     def jvp(self, tangents: list) -> list:
         """Linear, as the sum."""
-        tangent, = tangents
-        total = sum(tangent, self.dim, keepdim=True) if self.dim else tangent
-        return [total.reshape(self._out_meta[0][0]) / self.count]
+        return [self.same_sum(tangents[0]) / self.count]
 
 
 class MeanBackward1(MeanBackward0):

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from .._forward import FW, NO_LEVEL_MSG, drop_all_tangents, flush, has_tangent, set_tangent, tangent_of
+from .._forward import (FW, NO_LEVEL_MSG, check_tangent_size, drop_all_tangents, flush, has_tangent,
+                        set_tangent, tangent_of)
 from .._mode import _tls, INFERENCE
 from ..utils._contextlib import _DecoratorContextManager
 
@@ -52,12 +53,9 @@ def exit_dual_level(*, level: int | None = None) -> None:
     FW.level = -1
 
 
-def _check_level(level: int | None, op: str) -> int:
-    if level is None:
-        return FW.level
-    if level != FW.level or level < 0:
+def _check_level(level: int | None, op: str) -> None:
+    if level is not None and level != FW.level:
         raise RuntimeError(f"Invalid level given to {op}")
-    return level
 
 
 def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
@@ -71,7 +69,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     """
     from .._tensor import Tensor
 
-    if level is None and FW.level < 0:
+    if (FW.level if level is None else level) < 0:
         raise RuntimeError(NO_LEVEL_MSG)
     if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError(f"Expected primal to be floating point or complex, but got: torch.{tensor.dtype.name}")
@@ -80,11 +78,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     _check_level(level, "_make_dual")
     if not isinstance(tangent, Tensor):  # pragma: no cover - the checks above need a tensor
         raise TypeError("make_dual(): tangent must be a Tensor")
-    if tangent._data.shape != tensor._data.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the original "
-            f"Tensor, this is not supported. Tensor is of size {_size(tensor)} while the given "
-            f"forward gradient is of size {_size(tangent)}.")
+    check_tangent_size(tensor, tangent)
     if has_tangent(tensor) and not _tls.mode & INFERENCE:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {FW.level} is not supported.")
@@ -92,10 +86,6 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     if not _tls.mode & INFERENCE:
         set_tangent(dual, tangent)
     return dual
-
-
-def _size(t: Any) -> str:
-    return "[" + ", ".join(str(n) for n in t._data.shape) + "]"
 
 
 def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
@@ -109,20 +99,17 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     """
     from .._tensor import Tensor
 
-    if level is None and FW.level < 0:
+    if (FW.level if level is None else level) < 0:
         return UnpackedDualTensor(tensor, None)
     if not isinstance(tensor, Tensor):
         raise TypeError("_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
-    _check_level(level, "_unpack_dual")
+    _check_level(level, "_fw_primal")
     flush()
     tangent = None if _tls.mode & INFERENCE else tangent_of(tensor)
-    FW.active = False  # the primal is a view of ``tensor`` that does not share its tangent
-    try:
-        primal = tensor.view(tensor.shape)
-    finally:
-        FW.active = True
-    return UnpackedDualTensor(primal, tangent)
+    from .._ops.indexing import primal_view
+
+    return UnpackedDualTensor(primal_view(tensor), tangent)
 
 
 class dual_level(_DecoratorContextManager):

@@ -43,7 +43,7 @@ from .. import _mode
 from .._mode import _tls
 from .._tensor import (INFERENCE_COUNTER, Tensor, _make, bump_version, edge_of,
                        version_counter)
-from .._forward import FW, has_tangent, set_tangent, tangent_of
+from .._forward import FW, check_tangent_size, has_tangent, set_tangent, tangent_of
 from .graph import SECOND_BACKWARD_MSG, Node, SavedTensor
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -320,7 +320,7 @@ def _apply(cls: type, args: tuple, kwargs: dict, setup_style: bool) -> Any:
                               for o in outputs)
         _save_tensors(ctx, raw_outputs, outputs)
     if tangents is not None:
-        _give_tangents(cls, ctx, tangents, outputs)
+        _give_tangents(cls, ctx, tangents, args, raw_outputs, outputs)
     ctx.to_save = None
     ctx.dirty_tensors = None
     ctx.non_differentiable = None
@@ -345,7 +345,12 @@ def _input_tangents(args: tuple, arg_is_tensor: tuple, mode: int) -> list | None
     return [tangent_of(a) if t else None for a, t in zip(args, arg_is_tensor)]
 
 
-def _give_tangents(cls: type, ctx: Any, tangents: list, outputs: list) -> None:
+def _give_tangents(cls: type, ctx: Any, tangents: list, args: tuple, raw_outputs: tuple,
+                   outputs: list) -> None:
+    """Run ``jvp`` and give each output its tangent, with torch's checks on what it returns."""
+    if ctx.materialize_grads:  # tensor inputs without a tangent get zeros, as torch's
+        tangents = [_zeros((a._data.shape, a._data.dtype)) if t is None and _is_tensor(a) else t
+                    for a, t in zip(args, tangents)]
     ctx._in_jvp = True
     FW.active = False
     try:
@@ -354,9 +359,19 @@ def _give_tangents(cls: type, ctx: Any, tangents: list, outputs: list) -> None:
         FW.active = True
         ctx._in_jvp = False
     found = found if type(found) is tuple else (found,)
-    for out, tangent in zip(outputs, found):
-        if _is_tensor(out) and tangent is not None and _is_differentiable(out):
-            set_tangent(out, tangent)
+    if len(found) != len(outputs):
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outputs)} but got {len(found)})")
+    dirty_ids = {id(t) for t in (ctx.dirty_tensors or ())}
+    input_ids = {id(a) for a in args if _is_tensor(a)} - dirty_ids
+    for raw, out, tangent in zip(raw_outputs, outputs, found):
+        if not (_is_tensor(out) and tangent is not None and _is_differentiable(out)):
+            continue
+        check_tangent_size(out, tangent)
+        if id(raw) in input_ids and tangent._base is None:
+            raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                               "as-is) but the jvp is not returning a view.")
+        set_tangent(out, tangent)
 
 
 def _wire_outputs(ctx: BackwardCFunction, tensor_args: list, raw_outputs: tuple,
