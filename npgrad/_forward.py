@@ -49,16 +49,25 @@ NO_LEVEL_MSG = ("Trying to create a dual Tensor for forward AD but no level exis
 class DualState:
     """The process-wide forward-AD level and the tangents that belong to it."""
 
-    __slots__ = ("active", "level", "pending", "duals")
+    __slots__ = ("active", "level", "pending", "duals", "prune_at")
 
     def __init__(self) -> None:
         self.active = False
         self.level = -1
         self.pending: list = []  # PendingJvp entries not yet computed
         self.duals: list = []  # weakrefs to every tensor given a tangent at this level
+        self.prune_at = 1024  # drop dead weakrefs when ``duals`` grows past this
 
 
 FW = DualState()
+
+
+def _remember(t: Any) -> None:
+    """Note ``t`` as carrying a tangent, so leaving the level can drop it."""
+    FW.duals.append(weakref.ref(t))
+    if len(FW.duals) > FW.prune_at:  # a long level (a loop of dual ops) must not grow forever
+        FW.duals = [ref for ref in FW.duals if ref() is not None]
+        FW.prune_at = max(1024, 2 * len(FW.duals))
 
 
 class _ForwardEdge:
@@ -108,7 +117,7 @@ def set_tangent(t: Any, tangent: Any) -> None:
     if extra is None:
         extra = t._extra = TensorExtra()
     if extra.tangent is None and extra.fw_pending is None:
-        FW.duals.append(weakref.ref(t))
+        _remember(t)
     laid_out = laid_out_like(tangent._data, t._data)
     if laid_out is not tangent._data:
         if tangent._requires_grad and t._data.flags.c_contiguous:
@@ -260,7 +269,7 @@ def install(t: Any, tangent: Any) -> None:
     if extra is None:
         extra = t._extra = TensorExtra()
     if extra.tangent is None and extra.fw_pending is None:
-        FW.duals.append(weakref.ref(t))
+        _remember(t)
     extra.tangent = tangent
 
 
@@ -313,7 +322,7 @@ def _pending_on(t: Any, pending: PendingJvp) -> None:
     if extra is None:
         extra = t._extra = TensorExtra()
     if extra.tangent is None and extra.fw_pending is None:
-        FW.duals.append(weakref.ref(t))
+        _remember(t)
     extra.tangent = None
     extra.fw_pending = pending
 
