@@ -296,7 +296,9 @@ class PendingJvp:
         if node is None:
             return
         self.node = None
-        outputs = [ref() for ref in self.outputs]
+        # an output detached meanwhile (detach_) no longer waits for this tangent
+        outputs = [out if out is not None and out._extra.fw_pending is self else None
+                   for out in (ref() for ref in self.outputs)]
         for out in outputs:
             if out is not None:
                 out._extra.fw_pending = None

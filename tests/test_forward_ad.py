@@ -255,6 +255,18 @@ SNIPPETS = [
      'a = T.tensor([[1., 2.], [.5, -1.]]); b = T.tensor([[.3, .1], [-.2, .4]]); va = T.ones(2, 2); vb = T.tensor([[1., 0.], [0., 1.]])\n'
      'with fw.dual_level():\n    t1 = fw.unpack_dual(f(fw.make_dual(a, va), fw.make_dual(b, vb))).tangent\n'
      '_, t2 = T.autograd.functional.jvp(f, (a, b), (va, vb))\nprint(t1.round(decimals=4)); print(t2.round(decimals=4))'),
+    # --- more corners: detach_, copies, writes into plain tensors -------------------------
+    X + '    y = x * 1; y.detach_(); print(fw.unpack_dual(y).tangent, y)',
+    X + '    import copy\n    print(fw.unpack_dual(copy.deepcopy(x)).tangent, fw.unpack_dual(x.contiguous()).tangent)',
+    X + '    print(fw.unpack_dual(x.to(T.float64)).tangent, fw.unpack_dual(x.type(T.float64)).tangent, fw.unpack_dual(x.cpu()).tangent)',
+    X + '    print(fw.unpack_dual(x.flip(0)).tangent, fw.unpack_dual(x.repeat(2)).tangent)',
+    X + '    print(fw.unpack_dual(x.expand(2, 3).sum(0)).tangent, fw.unpack_dual(x.unsqueeze(1) * x).tangent)',
+    X + '    z = T.zeros(2, 3); z[0] = x; print(fw.unpack_dual(z).tangent)\n    z = T.zeros(3, 2); z[:, 1] = x; print(fw.unpack_dual(z).tangent)',
+    X + '    z = T.zeros(3, 2); z.t()[0].copy_(x); print(fw.unpack_dual(z).tangent)',
+    'with fw.dual_level():\n    w = fw.make_dual(T.zeros(2, 2), T.ones(2, 2)); w[0] = T.tensor([5., 6.]); print(fw.unpack_dual(w))',
+    X + '    print([fw.unpack_dual(p).tangent for p in x.split(1)], [fw.unpack_dual(p).tangent for p in x.unbind()])',
+    X + '    print(fw.unpack_dual(x.max()).tangent, fw.unpack_dual(x.norm()).tangent.round(decimals=4), fw.unpack_dual(x.std()).tangent.round(decimals=4))',
+    X + '    y = x * 2; y.detach_(); y.add_(x); print(y)',
 ]
 
 # index -> reason: npgrad differs from torch 2.13 here (strict xfails, to be fixed in npgrad).

@@ -11,6 +11,12 @@ Every op follows the same four steps, and nothing else:
      tensor under inference mode).
 When grad is off or no input requires grad, step 3 costs one attribute read
 and one comparison: no node, no saved values, no closures.
+
+Inside a forward-AD level (``FW.active``), an op whose inputs carry tangents
+also builds its node when nothing is recorded, and its output's tangent comes
+from that node later (Note [When a tangent is computed] in npgrad._forward);
+views take their part of the input's tangent at once.  Outside a level this
+is one more attribute read per op.
 """
 from __future__ import annotations
 

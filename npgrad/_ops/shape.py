@@ -977,6 +977,9 @@ def detach_(input: Tensor) -> Tensor:
     input._grad_fn = None
     input._requires_grad = False
     input._output_nr = 0
+    extra = input._extra
+    if extra is not None:  # detaching drops forward-mode tangents too, as torch's
+        extra.tangent = extra.fw_pending = None
     return input
 
 
