@@ -166,6 +166,34 @@ def test_layer_matches_torch(name, make, shape, high, train, dtype):
     assert not ny.is_leaf or ty.is_leaf
 
 
+@pytest.mark.parametrize("train", [True, False])
+@pytest.mark.parametrize("name,make,shape,high", [row for row in LAYERS if row[3] is None],
+                         ids=[row[0] for row in LAYERS if row[3] is None])
+def test_layer_forward_ad_matches_torch(name, make, shape, high, train):
+    """A dual input through each layer: the output's tangent (and value) as torch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    tm, nm = make(torch.nn).double(), make(nn).double()
+    _copy_state(tm, nm)
+    tm.train(train)
+    nm.train(train)
+    x = rng.standard_normal(shape)
+    t = rng.standard_normal(shape)
+    outs = []
+    for lib, module in ((torch, tm), (npgrad, nm)):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            y = module(fwad.make_dual(lib.tensor(x), lib.tensor(t)))
+            primal, tangent = fwad.unpack_dual(y)
+            outs.append((primal.detach().numpy().copy(), tangent.detach().numpy().copy()))
+    (ty, tt), (ny, nt) = outs
+    np.testing.assert_allclose(ny, ty, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(nt, tt, rtol=1e-9, atol=1e-10)
+    tbufs = dict(tm.named_buffers())
+    for k, b in nm.named_buffers():  # running statistics are updated from the primal only
+        _close(tbufs[k], b, "float64")
+
+
 def test_dropout_train_and_eval():
     torch = pytest.importorskip("torch")
     npgrad.manual_seed(0)
