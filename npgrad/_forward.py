@@ -120,13 +120,30 @@ def set_tangent(t: Any, tangent: Any) -> None:
         _remember(t)
     laid_out = laid_out_like(tangent._data, t._data)
     if laid_out is not tangent._data:
-        if tangent._requires_grad and t._data.flags.c_contiguous:
-            tangent = tangent.contiguous()  # keeps the tangent's own history
-            if tangent._data.shape != t._data.shape:
-                tangent = tangent.expand(t._data.shape).contiguous()
+        if tangent._requires_grad and _tls.mode == RECORDING:
+            tangent = _recorded_copy_like(tangent, t._data)
         else:
             tangent = wrap(laid_out, 0)
     extra.tangent = tangent
+
+
+def _recorded_copy_like(tangent: Any, primal: np.ndarray) -> Any:
+    """A copy of ``tangent`` laid out as ``layout``, recorded: it keeps the tangent's history.
+
+    The copy is written through a view of a fresh buffer (``copy_`` into it is
+    recorded), so its gradient flows back to ``tangent`` (reverse over forward).
+    """
+    from ._ops.views import Geometry, as_strided
+    from ._tensor import wrap
+
+    if tangent._data.shape != primal.shape:
+        tangent = tangent.expand(primal.shape)
+    if primal.flags.c_contiguous:
+        return tangent.clone().contiguous()
+    data, offset = _buffer_for(primal, tangent._data.dtype)
+    strides = tuple(s // primal.itemsize for s in primal.strides)
+    region = as_strided(wrap(data, 0), Geometry(primal.shape, strides, offset))
+    return region.copy_(tangent)
 
 
 def check_tangent_size(t: Any, tangent: Any) -> None:
@@ -182,12 +199,19 @@ def laid_out_like(values: np.ndarray, primal: np.ndarray) -> np.ndarray:
         return np.array(values, order="C", copy=True)
     if primal.flags.f_contiguous:
         return np.array(values, order="F", copy=True)
-    lo, hi = _extent(primal.shape, want)
-    span = (hi - lo) // values.itemsize + 1 if hi >= lo else 0
-    buffer = np.zeros(span, dtype=values.dtype)
-    out = _array_at(buffer, -lo, primal.shape, want)
+    buffer, offset = _buffer_for(primal, values.dtype)
+    out = _array_at(buffer, offset * values.itemsize, primal.shape, want)
     out[...] = values
     return out
+
+
+def _buffer_for(primal: np.ndarray, dtype: np.dtype) -> tuple:
+    """A zero 1-D buffer of ``dtype`` spanning ``primal``'s memory, and the element offset of
+    ``primal``'s first element in it."""
+    item = np.dtype(dtype).itemsize
+    lo, hi = _extent(primal.shape, _scaled(primal.strides, item, primal.itemsize))
+    span = (hi - lo) // item + 1 if hi >= lo else 0
+    return np.zeros(span, dtype=dtype), -lo // item
 
 
 def _owns_its_values(values: np.ndarray) -> bool:

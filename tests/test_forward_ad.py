@@ -267,6 +267,15 @@ SNIPPETS = [
     X + '    print([fw.unpack_dual(p).tangent for p in x.split(1)], [fw.unpack_dual(p).tangent for p in x.unbind()])',
     X + '    print(fw.unpack_dual(x.max()).tangent, fw.unpack_dual(x.norm()).tangent.round(decimals=4), fw.unpack_dual(x.std()).tangent.round(decimals=4))',
     X + '    y = x * 2; y.detach_(); y.add_(x); print(y)',
+    # --- a tangent in a graph on a primal that is not C-contiguous (reverse over forward) ---
+    ('w = T.ones(3, 2, requires_grad=True)\nwith fw.dual_level():\n    d = fw.make_dual(T.ones(2, 3).t(), w * 2)\n'
+     '    print(fw.unpack_dual(d).tangent.stride(), fw.unpack_dual(d).tangent.requires_grad)\n'
+     '    ty = fw.unpack_dual((d * T.tensor([[1., 2.], [3., 4.], [5., 6.]])).sum()).tangent\n'
+     '    print(ty.detach()); ty.backward(); print(w.grad)'),
+    ('v = T.ones(4, 3, requires_grad=True)\nwith fw.dual_level():\n    e = fw.make_dual(T.ones(4, 6)[:, ::2], v * 3)\n'
+     '    t = fw.unpack_dual(e[1]).tangent; print(t.detach(), t.requires_grad); t.sum().backward(); print(v.grad)'),
+    ('with fw.dual_level():\n    f = fw.make_dual(T.ones(4, 6)[:, ::2], T.arange(12.).reshape(4, 3))\n'
+     '    print(fw.unpack_dual(f[1:3, 1]).tangent, fw.unpack_dual(f.t()).tangent.stride())'),
 ]
 
 # index -> reason: npgrad differs from torch 2.13 here (strict xfails, to be fixed in npgrad).
