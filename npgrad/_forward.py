@@ -109,15 +109,23 @@ def has_tangent(t: Any) -> bool:
     return extra is not None and (extra.tangent is not None or extra.fw_pending is not None)
 
 
-def set_tangent(t: Any, tangent: Any) -> None:
-    """Give ``t`` the tangent ``tangent`` (laid out like ``t``, see Note [Tangents share ...])."""
-    from ._tensor import TensorExtra, wrap
+def _dual_extra(t: Any) -> Any:
+    """``t``'s TensorExtra, made if needed, with ``t`` remembered as carrying a tangent."""
+    from ._tensor import TensorExtra
 
     extra = t._extra
     if extra is None:
         extra = t._extra = TensorExtra()
     if extra.tangent is None and extra.fw_pending is None:
         _remember(t)
+    return extra
+
+
+def set_tangent(t: Any, tangent: Any) -> None:
+    """Give ``t`` the tangent ``tangent`` (laid out like ``t``, see Note [Tangents share ...])."""
+    from ._tensor import wrap
+
+    extra = _dual_extra(t)
     laid_out = laid_out_like(tangent._data, t._data)
     if laid_out is not tangent._data:
         if tangent._requires_grad and _tls.mode == RECORDING:
@@ -287,14 +295,8 @@ def give_view_tangent(view: Any, source: Any) -> None:
 
 
 def install(t: Any, tangent: Any) -> None:
-    from ._tensor import TensorExtra
-
-    extra = t._extra
-    if extra is None:
-        extra = t._extra = TensorExtra()
-    if extra.tangent is None and extra.fw_pending is None:
-        _remember(t)
-    extra.tangent = tangent
+    """Give ``t`` ``tangent`` as it is (already laid out like ``t``, or shared with a view)."""
+    _dual_extra(t).tangent = tangent
 
 
 # -- computing tangents ------------------------------------------------------------------
@@ -342,13 +344,7 @@ class PendingJvp:
 
 
 def _pending_on(t: Any, pending: PendingJvp) -> None:
-    from ._tensor import TensorExtra
-
-    extra = t._extra
-    if extra is None:
-        extra = t._extra = TensorExtra()
-    if extra.tangent is None and extra.fw_pending is None:
-        _remember(t)
+    extra = _dual_extra(t)
     extra.tangent = None
     extra.fw_pending = pending
 

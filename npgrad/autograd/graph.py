@@ -1,7 +1,9 @@
 """Graph nodes, saved tensors and hook handles: what a recorded op leaves behind.
 
 Note [What a node holds]
-A node is created by an op only when recording (see ``npgrad._mode``).  It holds
+A node is created by an op only when recording (see ``npgrad._mode``), or
+inside a forward-AD level for an op with tangent inputs, whose tangent its
+``jvp`` computes (see ``npgrad._forward``).  It holds
 ``next_functions`` (one ``(node_or_None, output_nr)`` edge per differentiable
 input, torch's order), the shape and dtype of each of its forward outputs
 (``_out_meta``, which the engine uses to reduce broadcast gradients and cast
