@@ -47,6 +47,9 @@ from ._ops.shape import (  # noqa: F401
     unsqueeze,
 )
 from ._ops.indexing import nonzero  # noqa: F401
+# torch-level functions: special functions and activations [special]
+# torch-level functions: shape, indexing and creation [shape]
+# torch-level functions: sorting, scans, reductions and products [sorting]
 from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, no_grad, set_grad_enabled,

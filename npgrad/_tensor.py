@@ -1163,6 +1163,12 @@ class Tensor:
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
         return normal_(self, mean, std, generator=generator)
 
+    # -- methods: special functions and activations [special] --
+
+    # -- methods: shape, indexing and creation [shape] --
+
+    # -- methods: sorting, scans, reductions and products [sorting] --
+
 
 def _shape_str(shape: tuple) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
@@ -1205,6 +1211,9 @@ from ._ops.inplace import (  # noqa: E402
     sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,
 )
 
+# imports for methods: special functions and activations [special]
+# imports for methods: shape, indexing and creation [shape]
+# imports for methods: sorting, scans, reductions and products [sorting]
 
 # The arithmetic and comparison operators *are* the op functions (each takes the tensor
 # as its first argument): one Python frame less on the hottest path of all.

@@ -677,7 +677,12 @@ LOSS = [
 ]
 
 
-ROWS: list[OpRow] = POINTWISE + REDUCTION + SHAPE + LOSS
+# Rows of later op families live in files of their own (they import the helpers above).
+from op_rows_special import ROWS as SPECIAL  # noqa: E402
+from op_rows_shape import ROWS as MORE_SHAPE  # noqa: E402
+from op_rows_sorting import ROWS as SORTING  # noqa: E402
+
+ROWS: list[OpRow] = POINTWISE + REDUCTION + SHAPE + LOSS + SPECIAL + MORE_SHAPE + SORTING
 
 
 def _check_unique() -> None:

@@ -23,6 +23,10 @@ from .._tensor import Tensor, wrap
 from .._ops.activation import gelu, leaky_relu, silu  # noqa: F401
 from .._ops.normalization import batch_norm, layer_norm  # noqa: F401
 from .._ops.embedding import embedding  # noqa: F401
+# functional names: special functions and activations [special]
+# functional names: shape, indexing and creation [shape]
+# functional names: sorting, scans, reductions and products [sorting]
+# functional names: layers [nn]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

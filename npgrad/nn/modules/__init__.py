@@ -13,6 +13,10 @@ from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 from .sparse import Embedding
+# layer imports [special]
+# layer imports [shape]
+# layer imports [sorting]
+# layer imports [nn]
 
 __all__ = [
     "Module", "Identity", "Linear", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool2d",
@@ -21,3 +25,7 @@ __all__ = [
     "LogSoftmax", "Sequential", "ModuleList", "ModuleDict", "L1Loss", "MSELoss", "SmoothL1Loss",
     "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
 ]
+# layer names [special]
+# layer names [shape]
+# layer names [sorting]
+# layer names [nn]
