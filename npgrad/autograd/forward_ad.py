@@ -67,17 +67,13 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     ...     fwAD.make_dual(npgrad.tensor([1.]), npgrad.tensor([3.]))
     tensor([1.], tangent=tensor([3.]))
     """
-    from .._tensor import Tensor
-
     if (FW.level if level is None else level) < 0:
         raise RuntimeError(NO_LEVEL_MSG)
-    if not (tensor.is_floating_point() or tensor.is_complex()):
-        raise ValueError(f"Expected primal to be floating point or complex, but got: torch.{tensor.dtype.name}")
-    if not (tangent.is_floating_point() or tangent.is_complex()):
-        raise ValueError(f"Expected tangent to be floating point or complex, but got: torch.{tangent.dtype.name}")
+    for role, t in (("primal", tensor), ("tangent", tangent)):
+        if not (t.is_floating_point() or t.is_complex()):
+            raise ValueError(f"Expected {role} to be floating point or complex, but got: "
+                             f"torch.{t.dtype.name}")
     _check_level(level, "_make_dual")
-    if not isinstance(tangent, Tensor):  # pragma: no cover - the checks above need a tensor
-        raise TypeError("make_dual(): tangent must be a Tensor")
     check_tangent_size(tensor, tangent)
     if has_tangent(tensor) and not _tls.mode & INFERENCE:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
@@ -97,6 +93,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     ...     fwAD.unpack_dual(npgrad.tensor([1.]))
     UnpackedDualTensor(primal=tensor([1.]), tangent=None)
     """
+    from .._ops.indexing import primal_view
     from .._tensor import Tensor
 
     if (FW.level if level is None else level) < 0:
@@ -107,8 +104,6 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     _check_level(level, "_fw_primal")
     flush()
     tangent = None if _tls.mode & INFERENCE else tangent_of(tensor)
-    from .._ops.indexing import primal_view
-
     return UnpackedDualTensor(primal_view(tensor), tangent)
 
 
