@@ -24,7 +24,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _dtype
-from .._forward import FW, flush as flush_tangents, has_tangent, new_tangent, share_tangent, write_tangent
+from .._forward import (FW, flush as flush_tangents, has_tangent, install, new_tangent,
+                        share_tangent, tangent_of, write_tangent)
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import INFERENCE_COUNTER, Tensor, _make, bump_version, version_counter
 from ..autograd.graph import SavedTensor
@@ -234,6 +235,8 @@ def keep_old_value(old: Tensor, res: Tensor) -> None:
         saved = getattr(node, field, None)
         if type(saved) is SavedTensor and saved._tensor is old:
             old._data = old._data.copy()
+            if FW.active and has_tangent(old):  # and the old tangent (forward over reverse)
+                install(old, tangent_of(old).clone())
             return
 
 
