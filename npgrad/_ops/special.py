@@ -1,0 +1,681 @@
+"""Trigonometric, hyperbolic and special pointwise ops: node classes next to their functions.
+
+asin ... atanh, atan2, hypot, erfc, exp2, logaddexp, xlogy, nan_to_num, addcmul and
+addcdiv.  Backward rules are torch's formulas (tools/autograd/derivatives.yaml) written
+in npgrad ops, so they are differentiable again (Note [The per-op path] in ``_core``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._forward import FW, tangent_of
+from .._mode import _tls
+from .._tensor import Tensor, wrap
+from ..autograd.forward_rules import elementwise_jvp
+from ._core import (Node, SavedTensor, binary, binary_arrays, binary_compute, is_tensor,
+                    node_of, record, saved, unary)
+from ._shape_util import broadcast_shapes
+from .activation import erf  # noqa: F401 - torch.erf: the op lives with gelu, which uses it
+from .inplace import apply_inplace
+from .pointwise import (PointwiseBinaryNode, PointwiseNode, _unary_float, exp, isfinite,
+                        masked_fill, rsqrt)
+
+_LN2 = math.log(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+# -- inverse trigonometric ----------------------------------------------------------------
+
+class AsinBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        return grad * rsqrt(1 - x * x),
+
+
+def asin(input: Tensor) -> Tensor:
+    """Arcsine, elementwise; integers give the default float dtype (grad_fn ``AsinBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.asin(npgrad.tensor([0., 1.]))
+    tensor([0.0000, 1.5708])
+    """
+    return _unary_float(AsinBackward0, np.arcsin, input)
+
+
+class AcosBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        return grad * -rsqrt(1 - x * x),
+
+
+def acos(input: Tensor) -> Tensor:
+    """Arccosine, elementwise (grad_fn ``AcosBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.acos(npgrad.tensor([1.]))
+    tensor([0.])
+    """
+    return _unary_float(AcosBackward0, np.arccos, input)
+
+
+class AtanBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        return grad / (x * x + 1),
+
+
+def atan(input: Tensor) -> Tensor:
+    """Arctangent, elementwise (grad_fn ``AtanBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.atan(npgrad.tensor([1.]))
+    tensor([0.7854])
+    """
+    return _unary_float(AtanBackward0, np.arctan, input)
+
+
+arcsin, arccos, arctan = asin, acos, atan
+
+
+# -- hyperbolic ---------------------------------------------------------------------------
+
+class SinhBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * cosh(saved(self, "self_")),
+
+
+def sinh(input: Tensor) -> Tensor:
+    """Hyperbolic sine (grad_fn ``SinhBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.sinh(npgrad.tensor([0.]))
+    tensor([0.])
+    """
+    return _unary_float(SinhBackward0, np.sinh, input)
+
+
+class CoshBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * sinh(saved(self, "self_")),
+
+
+def cosh(input: Tensor) -> Tensor:
+    """Hyperbolic cosine (grad_fn ``CoshBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.cosh(npgrad.tensor([0.]))
+    tensor([1.])
+    """
+    return _unary_float(CoshBackward0, np.cosh, input)
+
+
+class AsinhBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        return grad * rsqrt(x * x + 1),
+
+
+def asinh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic sine (grad_fn ``AsinhBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.asinh(npgrad.tensor([0.]))
+    tensor([0.])
+    """
+    return _unary_float(AsinhBackward0, np.arcsinh, input)
+
+
+class AcoshBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        return grad * rsqrt(x * x - 1),
+
+
+def acosh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic cosine, defined for ``x >= 1`` (grad_fn ``AcoshBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.acosh(npgrad.tensor([1.]))
+    tensor([0.])
+    """
+    return _unary_float(AcoshBackward0, np.arccosh, input)
+
+
+class AtanhBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        return grad / (1 - x * x),
+
+
+def atanh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic tangent, defined on (-1, 1) (grad_fn ``AtanhBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.atanh(npgrad.tensor([0.]))
+    tensor([0.])
+    """
+    return _unary_float(AtanhBackward0, np.arctanh, input)
+
+
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+
+# -- erfc / exp2 ----------------------------------------------------------------------------
+
+_erfc_np = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+class ErfcBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        return grad * (exp(-(x * x)) * -_TWO_OVER_SQRT_PI),
+
+
+def _np_erfc(x: np.ndarray) -> np.ndarray:
+    # float64 throughout, then rounded once: erfc's tail is where float32 loses most
+    return _erfc_np(x).astype(x.dtype, copy=False)
+
+
+def erfc(input: Tensor) -> Tensor:
+    """Complementary error function ``1 - erf(x)`` (grad_fn ``ErfcBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.erfc(npgrad.tensor([0.]))
+    tensor([1.])
+    """
+    return _unary_float(ErfcBackward0, _np_erfc, input)
+
+
+class Exp2Backward0(PointwiseNode):
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * saved(self, "result") * _LN2,
+
+
+def exp2(input: Tensor) -> Tensor:
+    """``2 ** x`` (grad_fn ``Exp2Backward0``).
+
+    >>> import npgrad
+    >>> npgrad.exp2(npgrad.tensor([3.]))
+    tensor([8.])
+    """
+    return _unary_float(Exp2Backward0, np.exp2, input)
+
+
+# -- two-input ops ----------------------------------------------------------------------------
+
+def _tensor_other(op: str, other: Any) -> None:
+    if not is_tensor(other):
+        raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
+def _float_operands(ad: Any, bd: Any) -> tuple:
+    """Operands of a floating-only binary op: integral ones become the default float dtype."""
+    if isinstance(ad, np.ndarray) and ad.dtype.kind != "f":
+        ad = ad.astype(_dtype.get_default_dtype().np_dtype)
+    if isinstance(bd, np.ndarray) and bd.dtype.kind != "f":
+        bd = bd.astype(ad.dtype if isinstance(ad, np.ndarray) else
+                       _dtype.get_default_dtype().np_dtype)
+    return ad, bd
+
+
+def _float_only_operands(kernel: str, ad: np.ndarray, bd: np.ndarray) -> None:
+    if ad.dtype.kind != "f":
+        name = _dtype.from_np(ad.dtype).scalar_name
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+
+
+class Atan2Backward0(PointwiseBinaryNode):
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_ = SavedTensor(a)
+        self.other = SavedTensor(b)
+
+    def backward(self, grad: Tensor) -> tuple:
+        x, y = saved(self, "self_"), saved(self, "other")
+        recip = (x * x + y * y).reciprocal()
+        return (grad * y * recip if self.next_functions[0][0] is not None else None,
+                grad * -x * recip if self.next_functions[1][0] is not None else None)
+
+
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """The angle of the point ``(other, input)``, in (-pi, pi] (grad_fn ``Atan2Backward0``).
+
+    >>> import npgrad
+    >>> npgrad.atan2(npgrad.tensor([1.]), npgrad.tensor([-1.]))
+    tensor([2.3562])
+    """
+    _tensor_other("atan2", other)
+    ad, bd = _float_operands(*binary_arrays(input, other))
+    return binary(Atan2Backward0, input, other, binary_compute(np.arctan2, ad, bd))
+
+
+arctan2 = atan2
+
+
+class HypotBackward0(PointwiseBinaryNode):
+    __slots__ = ("result",)
+    _saved_fields = ("self_", "other", "result")
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_ = SavedTensor(a)
+        self.other = SavedTensor(b)
+        self.result = SavedTensor(result, True)
+
+    def backward(self, grad: Tensor) -> tuple:
+        r = saved(self, "result")
+        return (grad * saved(self, "self_") / r if self.next_functions[0][0] is not None
+                else None,
+                grad * saved(self, "other") / r if self.next_functions[1][0] is not None
+                else None)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)`` without overflow (grad_fn ``HypotBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.hypot(npgrad.tensor([3.]), npgrad.tensor([4.]))
+    tensor([5.])
+    """
+    _tensor_other("hypot", other)
+    ad, bd = binary_arrays(input, other)
+    _float_only_operands("hypot_cpu", ad, bd)
+    return binary(HypotBackward0, input, other, binary_compute(np.hypot, ad, bd))
+
+
+class LogaddexpBackward0(PointwiseBinaryNode):
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_ = SavedTensor(a)
+        self.other = SavedTensor(b)
+
+    def backward(self, grad: Tensor) -> tuple:
+        x, y = saved(self, "self_"), saved(self, "other")
+        return (grad / (exp(y - x) + 1) if self.next_functions[0][0] is not None else None,
+                grad / (exp(x - y) + 1) if self.next_functions[1][0] is not None else None)
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """``log(exp(input) + exp(other))``, computed stably (grad_fn ``LogaddexpBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.logaddexp(npgrad.tensor([0.]), npgrad.tensor([0.]))
+    tensor([0.6931])
+    """
+    _tensor_other("logaddexp", other)
+    ad, bd = binary_arrays(input, other)
+    _float_only_operands("logaddexp_cpu", ad, bd)
+    with np.errstate(all="ignore"):
+        return binary(LogaddexpBackward0, input, other, binary_compute(np.logaddexp, ad, bd))
+
+
+# -- xlogy: three overloads, three nodes ------------------------------------------------------
+
+class XlogyBackward0(PointwiseBinaryNode):
+    """Both tensors.  torch's rule for self is ``xlogy(grad, other)`` with 0 where
+    ``self == 0 and other <= 0``: at ``self == 0`` it is log(other), not the 0 that
+    the forward's own convention would suggest."""
+
+    __slots__ = ()
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_ = SavedTensor(a)
+        self.other = SavedTensor(b)
+
+    def backward(self, grad: Tensor) -> tuple:
+        x, y = saved(self, "self_"), saved(self, "other")
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = masked_fill(xlogy(grad, y), (x == 0) & (y <= 0), 0.0)
+        if self.next_functions[1][0] is not None:
+            gb = grad * x / y
+        return ga, gb
+
+
+class XlogyBackward1(PointwiseNode):
+    """A scalar ``self``: only ``other`` is differentiable (saved as ``self_``)."""
+
+    __slots__ = ("self_scalar",)
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * self.self_scalar / saved(self, "self_"),
+
+
+class XlogyBackward2(PointwiseNode):
+    """A scalar ``other``: the rule of ``XlogyBackward0`` for self, with a constant other."""
+
+    __slots__ = ("other",)
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        g = xlogy(grad, self.other)
+        if self.other <= 0:
+            g = masked_fill(g, saved(self, "self_") == 0, 0.0)
+        return g,
+
+
+def _np_xlogy(x: Any, y: Any) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(x == 0, np.where(np.isnan(y), np.nan, 0.0), x * np.log(y))
+    return out
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    """``input * log(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN).
+
+    XlogyBackward0 for two tensors, 1 for a scalar ``input``, 2 for a scalar ``other``.
+
+    >>> import npgrad
+    >>> npgrad.xlogy(npgrad.tensor([0., 2.]), npgrad.tensor([0., 1.]))
+    tensor([0., 0.])
+    """
+    if not is_tensor(input) and not is_tensor(other):
+        raise TypeError(
+            f"xlogy() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Number self, Tensor other, *, Tensor out = None)\n"
+            " * (Tensor input, Number other, *, Tensor out = None)\n")
+    ad, bd = binary_arrays(input, other)
+    ad, bd = _float_operands(ad, bd)
+    if not isinstance(ad, np.ndarray):  # a scalar self takes the tensor's float dtype
+        ad = np.asarray(ad, dtype=bd.dtype)
+    else:
+        bd = np.asarray(bd, dtype=ad.dtype)
+    try:
+        out = _np_xlogy(ad, bd).astype(np.result_type(ad, bd), copy=False)
+    except ValueError:
+        broadcast_shapes(ad.shape, bd.shape)
+        raise
+    if not is_tensor(input):
+        res = unary(XlogyBackward1, other, out)
+        node = node_of(res)
+        if node is not None:
+            node.self_scalar = input
+        return res
+    if not is_tensor(other):
+        res = unary(XlogyBackward2, input, out)
+        node = node_of(res)
+        if node is not None:
+            node.other = other
+        return res
+    return binary(XlogyBackward0, input, other, out)
+
+
+# -- nan_to_num ----------------------------------------------------------------------------------
+
+class NanToNumBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad * isfinite(saved(self, "self_")),
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's largest finite values).
+
+    >>> import npgrad
+    >>> npgrad.nan_to_num(npgrad.tensor([float('nan'), 1.]))
+    tensor([0., 1.])
+    """
+    d = input._data
+    if d.dtype.kind != "f":  # integers have no NaN or inf: a plain copy, as torch's
+        return wrap(d.copy(), _tls.mode)
+    with np.errstate(over="ignore"):
+        out = np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
+    return unary(NanToNumBackward0, input, out)
+
+
+# -- addcmul / addcdiv ------------------------------------------------------------------------
+
+def _three_operands(op: str, input: Tensor, tensor1: Any, tensor2: Any) -> tuple:
+    for pos, (name, t) in enumerate((("tensor1", tensor1), ("tensor2", tensor2)), start=2):
+        if not is_tensor(t):
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    arrays = (input._data, tensor1._data, tensor2._data)
+    rt = _dtype.result_type_np(arrays)
+    return tuple(a.astype(rt, copy=False) for a in arrays)
+
+
+def _broadcast_error(arrays: tuple) -> None:
+    shape: tuple = ()
+    for a in arrays:
+        shape = broadcast_shapes(shape, a.shape)
+
+
+class AddcmulBackward0(Node):
+    __slots__ = ("tensor1", "tensor2", "value")
+    jvp = elementwise_jvp
+    _saved_fields = ("tensor1", "tensor2")
+
+    def backward(self, grad: Tensor) -> tuple:
+        needs = [edge[0] is not None for edge in self.next_functions]
+        v = self.value
+        return (grad if needs[0] else None,
+                grad * saved(self, "tensor2") * v if needs[1] else None,
+                grad * saved(self, "tensor1") * v if needs[2] else None)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2`` (grad_fn ``AddcmulBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.addcmul(npgrad.ones(2), npgrad.tensor([1., 2.]), npgrad.tensor([3., 4.]), value=2)
+    tensor([ 7., 17.])
+    """
+    a, b, c = _three_operands("addcmul", input, tensor1, tensor2)
+    if a.dtype.kind in "iu" and isinstance(value, float):
+        value = int(value)  # torch converts the value to the integral result type
+    try:
+        out = (a + value * b * c).astype(a.dtype, copy=False)
+    except ValueError:
+        _broadcast_error((a, b, c))
+        raise
+    res, node = record(AddcmulBackward0, (input, tensor1, tensor2), out)
+    if node is not None:
+        node.tensor1 = SavedTensor(tensor1) if node.next_functions[2][0] is not None else None
+        node.tensor2 = SavedTensor(tensor2) if node.next_functions[1][0] is not None else None
+        node.value = value
+    return res
+
+
+_ADDCDIV_INT_MSG = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes.")
+
+
+class AddcdivBackward0(Node):
+    __slots__ = ("tensor1", "tensor2", "value")
+    jvp = elementwise_jvp
+    _saved_fields = ("tensor1", "tensor2")
+
+    def backward(self, grad: Tensor) -> tuple:
+        needs = [edge[0] is not None for edge in self.next_functions]
+        v = self.value
+        t2 = saved(self, "tensor2")
+        return (grad if needs[0] else None,
+                grad * (v / t2) if needs[1] else None,
+                -grad * (saved(self, "tensor1") * v / (t2 * t2)) if needs[2] else None)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``input + value * tensor1 / tensor2`` (grad_fn ``AddcdivBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.addcdiv(npgrad.ones(2), npgrad.tensor([1., 2.]), npgrad.tensor([4., 4.]), value=2)
+    tensor([1.5000, 2.0000])
+    """
+    if (is_tensor(tensor1) and is_tensor(tensor2) and tensor1._data.dtype.kind in "iub"
+            and tensor2._data.dtype.kind in "iub"):
+        raise RuntimeError(_ADDCDIV_INT_MSG)
+    a, b, c = _three_operands("addcdiv", input, tensor1, tensor2)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = (a + value * b / c).astype(a.dtype, copy=False)
+    except ValueError:
+        _broadcast_error((a, b, c))
+        raise
+    res, node = record(AddcdivBackward0, (input, tensor1, tensor2), out)
+    if node is not None:
+        node.tensor1 = SavedTensor(tensor1) if node.next_functions[2][0] is not None else None
+        node.tensor2 = SavedTensor(tensor2)
+        node.value = value
+    return res
+
+
+# -- in-place forms --------------------------------------------------------------------------------
+
+def asin_(self: Tensor) -> Tensor:
+    return apply_inplace(self, asin)
+
+
+def acos_(self: Tensor) -> Tensor:
+    return apply_inplace(self, acos)
+
+
+def atan_(self: Tensor) -> Tensor:
+    return apply_inplace(self, atan)
+
+
+def sinh_(self: Tensor) -> Tensor:
+    return apply_inplace(self, sinh)
+
+
+def cosh_(self: Tensor) -> Tensor:
+    return apply_inplace(self, cosh)
+
+
+class _UndifferentiatedInplace(PointwiseNode):
+    """torch records asinh_, acosh_ and atanh_ with a node (``AsinhBackward1`` ...) that has
+    no derivative: backward and forward mode both raise, with torch's texts."""
+
+    __slots__ = ()
+    op = ""
+
+    def backward(self, grad: Tensor) -> tuple:
+        raise NotImplementedError(f"the derivative for 'inplace version of {self.op}' is not "
+                                  "implemented.")
+
+    def jvp(self, tangents: list) -> list:
+        raise NotImplementedError(
+            f"Trying to use forward AD with {self.op}_ that does not support it because it has "
+            "not been implemented yet.\nPlease file an issue to PyTorch at "
+            "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that "
+            "we can prioritize its implementation.")
+
+
+class AsinhBackward1(_UndifferentiatedInplace):
+    __slots__ = ()
+    op = "asinh"
+
+
+class AcoshBackward1(_UndifferentiatedInplace):
+    __slots__ = ()
+    op = "acosh"
+
+
+class AtanhBackward1(_UndifferentiatedInplace):
+    __slots__ = ()
+    op = "atanh"
+
+
+def _undifferentiated(cls: Any, ufunc: Any) -> Any:
+    def op(x: Tensor) -> Tensor:
+        res = _unary_float(cls, ufunc, x)
+        if FW.active and node_of(res) is not None:
+            tangent_of(res)  # torch refuses a tangent at once: run the rule now
+        return res
+    return op
+
+
+def asinh_(self: Tensor) -> Tensor:
+    return apply_inplace(self, _undifferentiated(AsinhBackward1, np.arcsinh))
+
+
+def acosh_(self: Tensor) -> Tensor:
+    return apply_inplace(self, _undifferentiated(AcoshBackward1, np.arccosh))
+
+
+def atanh_(self: Tensor) -> Tensor:
+    return apply_inplace(self, _undifferentiated(AtanhBackward1, np.arctanh))
+
+
+def erf_(self: Tensor) -> Tensor:
+    return apply_inplace(self, erf)
+
+
+def erfc_(self: Tensor) -> Tensor:
+    return apply_inplace(self, erfc)
+
+
+def exp2_(self: Tensor) -> Tensor:
+    return apply_inplace(self, exp2)
+
+
+def atan2_(self: Tensor, other: Tensor) -> Tensor:
+    return apply_inplace(self, atan2, other)
+
+
+def hypot_(self: Tensor, other: Tensor) -> Tensor:
+    return apply_inplace(self, hypot, other)
+
+
+def xlogy_(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, xlogy, other)
+
+
+def nan_to_num_(self: Tensor, nan: float = 0.0, posinf: float | None = None,
+                neginf: float | None = None) -> Tensor:
+    return apply_inplace(self, nan_to_num, nan, posinf, neginf)
+
+
+def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return apply_inplace(self, addcmul, tensor1, tensor2, value=value)
+
+
+def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return apply_inplace(self, addcdiv, tensor1, tensor2, value=value)
