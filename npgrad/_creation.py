@@ -319,3 +319,89 @@ def is_tensor(obj: Any) -> bool:
 
 def numel(input: Tensor) -> int:
     return input._data.size
+
+
+# -- Tensor.new_*: factories whose dtype defaults to an existing tensor's ---------------------
+
+def _self_dtype(self: Tensor, dtype: Any) -> Any:
+    return dtype if dtype is not None else _dtype.from_np(self._data.dtype)
+
+
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    """Zeros of ``size`` with ``self``'s dtype unless ``dtype`` is given.
+
+    >>> import npgrad
+    >>> npgrad.ones(1, dtype=npgrad.float64).new_zeros(2)
+    tensor([0., 0.], dtype=npgrad.float64)
+    """
+    return zeros(*size, dtype=_self_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    """Ones of ``size`` with ``self``'s dtype unless ``dtype`` is given."""
+    return ones(*size, dtype=_self_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` (npgrad fills it with zeros) with ``self``'s dtype."""
+    return zeros(*size, dtype=_self_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    """``fill_value`` everywhere, cast to ``self``'s dtype unless ``dtype`` is given.
+
+    >>> import npgrad
+    >>> npgrad.arange(3).new_full((2,), 2.5)
+    tensor([2, 2])
+    """
+    np_dt = _np_dtype(_self_dtype(self, dtype))
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    with np.errstate(all="ignore"):
+        data = np.full(parse_shape((size,)), fill_value).astype(np_dt)
+    return _leaf(data, requires_grad)
+
+
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    """A new leaf holding a copy of ``data``, with ``self``'s dtype unless ``dtype`` is given."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        arr = np.array(data._data, dtype=_np_dtype(_self_dtype(self, dtype)), copy=True)
+        return _leaf(arr, requires_grad)
+    return tensor(data, dtype=_self_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def _triangle_indices(npfn: Any, row: int, col: int, offset: int, dtype: Any) -> Tensor:
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    rows, cols = npfn(row, offset, col)
+    np_dt = _np_dtype(dtype) or np.dtype(np.int64)
+    return _leaf(np.stack([rows, cols]).astype(np_dt).reshape(2, -1))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The (row, col) coordinates of the lower triangle of a ``row`` x ``col`` matrix, as 2 x N.
+
+    >>> import npgrad
+    >>> npgrad.tril_indices(2, 2)
+    tensor([[0, 1, 1],
+            [0, 0, 1]])
+    """
+    return _triangle_indices(np.tril_indices, row, col, offset, dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The (row, col) coordinates of the upper triangle of a ``row`` x ``col`` matrix, as 2 x N."""
+    return _triangle_indices(np.triu_indices, row, col, offset, dtype)

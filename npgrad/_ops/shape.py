@@ -176,7 +176,69 @@ class GatherBackward0(_TakeNode):
     __slots__ = ()
 
 
-class ScatterAddBackward0(_PlaceNode):
+class _AddIntoNode(_PlaceNode):
+    """A place that is also an op of its own, adding ``src`` at the region into ``self``.
+
+    As the backward of gather / index_select it has one edge (the zeros it
+    writes into have no history).  As ``scatter_add(self, dim, index, src)`` or
+    ``index_add(self, dim, index, src, alpha=)`` it has two: ``self`` gets the
+    gradient unchanged, ``src`` the gradient read back from the region.
+    """
+
+    __slots__ = ("alpha", "src_sizes")
+
+    def backward(self, grad: Tensor) -> tuple:
+        if len(self.next_functions) == 1:
+            return _take(grad, self.region, self.inverse),
+        g_src = None
+        if self.next_functions[1][0] is not None:
+            g_src = fit_input_grad(self, 1, _take(grad, self.region, self.inverse),
+                                   self.src_sizes)
+            if self.alpha != 1:
+                g_src = g_src * self.alpha
+        return (grad if self.next_functions[0][0] is not None else None), g_src
+
+    def jvp(self, tangents: list) -> list:
+        """``self``'s tangent plus ``src``'s added at the region: written directly, since the
+        backward rule refuses a ``src`` larger than the index (as torch's does) while torch's
+        forward rule reads just its leading block."""
+        if len(self.next_functions) == 1:
+            return super().jvp(tangents)
+        t_self, t_src = tangents
+        shape, dtype = self._out_meta[0]
+        out = t_self if t_self is not None else _zeros(shape, dtype)
+        if t_src is None:
+            return [out]
+        block = self.region.get(np.empty(shape, dtype=dtype)).shape
+        if t_src._data.ndim == 0 and block:  # a 0-dim src is one element of every dim
+            t_src = reshape(t_src, (1,) * len(block))
+        for d, size in enumerate(block):
+            if t_src._data.shape[d] != size:
+                t_src = slice_dim(t_src, d, 0, size)
+        if self.alpha != 1:
+            t_src = t_src * self.alpha
+        return [out + _place(t_src, shape, self.region, self.inverse)]
+
+
+def fit_input_grad(node: Node, i: int, grad: Tensor, shape: tuple) -> Tensor:
+    """torch's check of a gradient against its input's shape, which must broadcast to it.
+
+    scatter-like ops read only the leading block of a ``src`` larger than the
+    index, yet torch's backward returns a gradient of the index's shape, which
+    torch's engine then rejects with this error; npgrad's engine sums a
+    broadcast gradient down but does not check built-in nodes, so they check here.
+    """
+    got = grad._data.shape
+    fits = len(shape) <= len(got) and all(
+        s == g or s == 1 for s, g in zip(reversed(shape), reversed(got)))
+    if not fits:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
+                           f"got {_shape_str(got)} but expected shape compatible with "
+                           f"{_shape_str(shape)}")
+    return grad
+
+
+class ScatterAddBackward0(_AddIntoNode):
     __slots__ = ()
 
 
@@ -184,7 +246,7 @@ class IndexSelectBackward0(_TakeNode):
     __slots__ = ()
 
 
-class IndexAddBackward0(_PlaceNode):
+class IndexAddBackward0(_AddIntoNode):
     __slots__ = ()
 
 
@@ -546,8 +608,9 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     padded = (1,) * (len(reps) - data.ndim) + data.shape
     target = tuple(r * s for r, s in zip(reps, padded))
     for r in reps:
-        if r < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: "
+        if r < 0:  # torch names the first negative size of the result, not the repeat count
+            bad = next((s for s in target if s < 0), r)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
                                f"{_shape_str(target)}")
     out = np.tile(data.reshape(padded), reps) if reps else data.copy()
     res = unary(RepeatBackward0, input, out)
@@ -799,6 +862,11 @@ def slice_dim(input: Tensor, dim: int, start: Any, stop: Any, step: int = 1) -> 
 
 def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     """``length`` elements of dim ``dim`` from ``start`` (a view; grad_fn ``SliceBackward0``)."""
+    return _region_view(SliceBackward0, input, narrow_region(input, dim, start, length))
+
+
+def narrow_region(input: Tensor, dim: int, start: Any, length: int) -> Region:
+    """Where ``narrow`` reads, with its checks (shared with ``narrow_copy``)."""
     data = input._data
     if data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -814,11 +882,16 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
         start += n
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return slice_dim(input, d, start, start + length)
+    return Region((slice(None),) * d + (slice(start, start + length, 1), Ellipsis))
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at ``index`` of dim ``dim``, which disappears (a view; ``SelectBackward0``)."""
+    return _region_view(SelectBackward0, input, select_region(input, dim, index))
+
+
+def select_region(input: Tensor, dim: int, index: int) -> Region:
+    """Where ``select`` reads, with its checks (shared with ``select_scatter``)."""
     data = input._data
     if data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -830,8 +903,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
                          f"{_shape_str(data.shape)} at dimension {d}")
     if index < 0:
         index += n
-    key = (slice(None),) * d + (index, Ellipsis)
-    return _region_view(SelectBackward0, input, Region(key))
+    return Region((slice(None),) * d + (index, Ellipsis))
 
 
 def _diagonal_fn(offset: int, d1: int, d2: int) -> Callable:
@@ -854,11 +926,16 @@ def _diagonal_fn(offset: int, d1: int, d2: int) -> Callable:
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of dims ``dim1``/``dim2`` as a last dim (a view; ``DiagonalBackward0``)."""
+    return _region_view(DiagonalBackward0, input, diagonal_region(input, offset, dim1, dim2))
+
+
+def diagonal_region(input: Tensor, offset: int, dim1: int, dim2: int) -> Region:
+    """Where ``diagonal`` reads, with its checks (shared with ``diagonal_scatter``)."""
     nd = input._data.ndim
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return _region_view(DiagonalBackward0, input, Region(fn=_diagonal_fn(int(offset), d1, d2)))
+    return Region(fn=_diagonal_fn(int(offset), d1, d2))
 
 
 # -- flip / gather / index_select --------------------------------------------------------

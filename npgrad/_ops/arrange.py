@@ -1,0 +1,853 @@
+"""Arranging ops: triangles, rolls, rotations, diagonals, tiling, stacking, splits and grids.
+
+Note [Composed arrangements]
+Where torch builds an op out of other ops (``tile`` is ``repeat``, ``hstack``
+is ``cat``, ``movedim`` is ``permute``, ``atleast_2d`` is ``unsqueeze`` ...),
+npgrad composes the same ops in the same order, so that ``grad_fn`` names,
+view-ness and identity (``atleast_1d(v) is v``) come out as torch's without a
+node of their own.  Only the ops torch differentiates directly (``tril``,
+``roll``, ``rot90``, ``trace``, ``diag_embed``, ``diag`` of a matrix, the
+``*_scatter`` ops, ``narrow_copy``, ``block_diag``) have a node class here.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._mode import _tls
+from .._tensor import Tensor, wrap
+from ._core import is_tensor, node_of, unary
+from ._shape_util import broadcast_shapes, parse_shape, wrap_dim
+from .shape import (DiagonalBackward0, Region, SelectBackward0, ShapeNode, SliceBackward0,
+                    SliceBackwardBackward0, UnsafeViewBackward0, _diagonal_fn, _place,
+                    _take_forward, _TakeNode, cat, contiguous, expand, flatten, flip,
+                    index_select, permute, repeat, reshape, slice_dim, unsqueeze, view)
+
+
+def _int_tuple(x: Any) -> tuple:
+    if isinstance(x, (list, tuple)):
+        return tuple(int(i) for i in x)
+    return (int(x),)
+
+
+# -- tril / triu -------------------------------------------------------------------------
+
+class _TriangleNode(ShapeNode):
+    __slots__ = ("diagonal",)
+
+
+class TrilBackward0(_TriangleNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return tril(grad, self.diagonal),
+
+
+class TriuBackward0(_TriangleNode):
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return triu(grad, self.diagonal),
+
+
+def _triangle(cls: type, npfn: Any, name: str, input: Tensor, diagonal: int) -> Tensor:
+    data = input._data
+    if data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    res = unary(cls, input, npfn(data, int(diagonal)))
+    node = node_of(res)
+    if node is not None:
+        node.diagonal = int(diagonal)
+    return res
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims, zeros above ``diagonal`` (``TrilBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.ones(2, 2).tril()
+    tensor([[1., 0.],
+            [1., 1.]])
+    """
+    return _triangle(TrilBackward0, np.tril, "tril", input, diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims, zeros below ``diagonal`` (``TriuBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.ones(2, 2).triu(1)
+    tensor([[0., 1.],
+            [0., 0.]])
+    """
+    return _triangle(TriuBackward0, np.triu, "triu", input, diagonal)
+
+
+def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
+    from .inplace import apply_inplace
+
+    return apply_inplace(input, tril, diagonal)
+
+
+def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
+    from .inplace import apply_inplace
+
+    return apply_inplace(input, triu, diagonal)
+
+
+# -- roll / rot90 ------------------------------------------------------------------------
+
+class RollBackward0(ShapeNode):
+    __slots__ = ("shifts", "dims")
+
+    def backward(self, grad: Tensor) -> tuple:
+        return roll(grad, tuple(-s for s in self.shifts), self.dims),
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Shift elements cyclically along ``dims`` (the flattened tensor when None): ``RollBackward0``.
+
+    >>> import npgrad
+    >>> npgrad.arange(4).roll(1)
+    tensor([3, 0, 1, 2])
+    """
+    shifts = _int_tuple(shifts)
+    dims = () if dims is None else _int_tuple(dims)
+    data = input._data
+    if len(shifts) != len(dims) and not (not dims and len(shifts) == 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    if dims:
+        if data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+        out = np.roll(data, shifts, tuple(wrap_dim(d, data.ndim) for d in dims))
+    else:
+        out = np.roll(data, shifts[0])
+    res = unary(RollBackward0, input, out)
+    node = node_of(res)
+    if node is not None:
+        node.shifts, node.dims = shifts, dims or None
+    return res
+
+
+class Rot90Backward0(ShapeNode):
+    __slots__ = ("k", "dims")
+
+    def backward(self, grad: Tensor) -> tuple:
+        return rot90(grad, -self.k, self.dims),
+
+
+def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times from the first towards the second of ``dims`` (a copy).
+
+    >>> import npgrad
+    >>> npgrad.tensor([[1, 2], [3, 4]]).rot90()
+    tensor([[2, 4],
+            [1, 3]])
+    """
+    dims = _int_tuple(dims)
+    data = input._data
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if data.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {data.ndim}")
+    if wrap_dim(dims[0], data.ndim) == wrap_dim(dims[1], data.ndim):
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    k = int(k)
+    res = unary(Rot90Backward0, input, np.rot90(data, k, dims).copy())
+    node = node_of(res)
+    if node is not None:
+        node.k, node.dims = k, dims
+    return res
+
+
+# -- diagonals and trace -----------------------------------------------------------------
+
+class DiagEmbedBackward0(ShapeNode):
+    """Backward of writing the input onto a diagonal of zeros: read that diagonal back."""
+
+    __slots__ = ("region", "shape")
+
+    def _setup(self, region: Region, shape: tuple) -> None:
+        self.region, self.shape = region, shape
+
+    def backward(self, grad: Tensor) -> tuple:
+        return _take_forward(DiagonalBackward0, grad, self.region),
+
+
+class DiagonalBackward0_copy(DiagonalBackward0):  # noqa: N801 - torch's name for diag's node
+    """``diag`` of a matrix: the diagonal as a copy, not a view."""
+
+    __slots__ = ()
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Zeros with the last dim of ``input`` on a diagonal of dims ``dim1``/``dim2``.
+
+    >>> import npgrad
+    >>> npgrad.diag_embed(npgrad.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    data = input._data
+    nd = data.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = int(offset)
+    n = data.shape[-1] + abs(offset)
+    batch = list(data.shape[:-1])
+    shape = []
+    for i in range(nd):
+        shape.append(n if i in (d1, d2) else batch.pop(0))
+    return _place(input, tuple(shape), Region(fn=_diagonal_fn(offset, d1, d2)),
+                  DiagEmbedBackward0)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A vector onto a diagonal of a square matrix, or a matrix's diagonal as a vector.
+
+    >>> import npgrad
+    >>> npgrad.diag(npgrad.tensor([[1, 2], [3, 4]]))
+    tensor([1, 4])
+    """
+    nd = input._data.ndim
+    if nd == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if nd != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+    return _take_forward(DiagonalBackward0_copy, input,
+                         Region(fn=_diagonal_fn(int(diagonal), 0, 1)))
+
+
+class TraceBackward0(ShapeNode):
+    __slots__ = ("self_sizes",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .shape import DiagonalBackwardBackward0
+
+        n = min(self.self_sizes)
+        return _place(expand(grad, (n,)), self.self_sizes, Region(fn=_diagonal_fn(0, 0, 1)),
+                      DiagonalBackwardBackward0),
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of a matrix's diagonal (integers sum to int64; grad_fn ``TraceBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.tensor([[1., 2.], [3., 4.]]).trace()
+    tensor(5.)
+    """
+    data = input._data
+    if data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {data.ndim}")
+    if data.dtype == np.bool_:
+        raise NotImplementedError('"trace" not implemented for \'Bool\'')
+    dt = data.dtype if data.dtype.kind == "f" else np.dtype(np.int64)
+    out = np.asarray(np.trace(data, dtype=dt))
+    if dt.kind != "f":
+        return wrap(out, _tls.mode)
+    res = unary(TraceBackward0, input, out)
+    node = node_of(res)
+    if node is not None:
+        node.self_sizes = data.shape
+    return res
+
+
+# -- tile / movedim / broadcasting ---------------------------------------------------------
+
+def tile(input: Tensor, *dims: Any) -> Tensor:
+    """``repeat`` with ``dims`` padded by leading ones to the input's rank (``RepeatBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.tensor([1, 2]).tile(2)
+    tensor([1, 2, 1, 2])
+    """
+    reps = parse_shape(dims)
+    reps = (1,) * (input._data.ndim - len(reps)) + reps
+    return repeat(input, reps)
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """Move dims ``source`` to positions ``destination``, the rest keeping their order (a permute).
+
+    >>> import npgrad
+    >>> npgrad.zeros(2, 3, 4).movedim(0, -1).shape
+    torch.Size([3, 4, 2])
+    """
+    src, dst = _int_tuple(source), _int_tuple(destination)
+    nd = input._data.ndim
+    if nd == 0:  # torch checks the dims, then returns an alias (no permute of nothing)
+        from .indexing import alias
+
+        for d in src + dst:
+            wrap_dim(d, 0)
+        return alias(input)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+            f"contain the same number of dims as destination ({list(dst)} dims)")
+    src_w = [wrap_dim(d, nd) for d in src]
+    dst_w = [wrap_dim(d, nd) for d in dst]
+    for name, ws, raw in (("source", src_w, src), ("destination", dst_w, dst)):
+        if len(set(ws)) != len(ws):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(raw)})")
+    order = [-1] * max(nd, 1)
+    for s, d in zip(src_w, dst_w):
+        order[d] = s
+    rest = iter(i for i in range(max(nd, 1)) if i not in src_w)
+    order = [o if o != -1 else next(rest) for o in order]
+    return permute(input, tuple(order[:nd]))
+
+
+moveaxis = movedim
+
+
+def broadcast_to(input: Tensor, size: Any) -> Tensor:
+    """``expand`` to ``size`` (a view; grad_fn ``ExpandBackward0``)."""
+    return expand(input, size)
+
+
+def broadcast_tensors(*tensors: Any) -> tuple:
+    """Each tensor expanded to the common broadcast shape (already shaped ones come back as is).
+
+    >>> import npgrad
+    >>> a, b = npgrad.broadcast_tensors(npgrad.zeros(2, 1), npgrad.ones(3))
+    >>> b.shape
+    torch.Size([2, 3])
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape: tuple = ()
+    for i, t in enumerate(tensors):
+        shape = t._data.shape if i == 0 else broadcast_shapes(shape, t._data.shape)
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
+
+
+# -- atleast_nd / stacking -------------------------------------------------------------
+
+def _each(tensors: tuple, one: Any) -> Any:
+    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+        return one(tensors[0])
+    if len(tensors) == 1:
+        tensors = tuple(tensors[0])
+    return tuple(one(t) for t in tensors)
+
+
+def _atleast_1d(t: Tensor) -> Tensor:
+    return reshape(t, (1,)) if t._data.ndim == 0 else t
+
+
+def _atleast_2d(t: Tensor) -> Tensor:
+    nd = t._data.ndim
+    if nd == 0:
+        return reshape(t, (1, 1))
+    return unsqueeze(t, 0) if nd == 1 else t
+
+
+def _atleast_3d(t: Tensor) -> Tensor:
+    nd = t._data.ndim
+    if nd == 0:
+        return reshape(t, (1, 1, 1))
+    if nd == 1:
+        return unsqueeze(unsqueeze(t, 0), -1)
+    return unsqueeze(t, -1) if nd == 2 else t
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """0-dim tensors as shape (1,), the others unchanged; a tuple for several tensors.
+
+    >>> import npgrad
+    >>> npgrad.atleast_1d(npgrad.tensor(3.))
+    tensor([3.])
+    """
+    return _each(tensors, _atleast_1d)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Tensors with fewer than 2 dims get leading size-1 dims (views)."""
+    return _each(tensors, _atleast_2d)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """Tensors with fewer than 3 dims get size-1 dims as NumPy's ``atleast_3d`` adds them."""
+    return _each(tensors, _atleast_3d)
+
+
+def _stack_list(tensors: Any, name: str) -> list:
+    from .shape import _tensor_list
+
+    tensors = _tensor_list(tensors, name)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors: Any) -> Tensor:
+    """Concatenate along dim 1 (dim 0 for vectors); grad_fn ``CatBackward0``.
+
+    >>> import npgrad
+    >>> npgrad.hstack([npgrad.tensor([1, 2]), npgrad.tensor([3])])
+    tensor([1, 2, 3])
+    """
+    parts = [_atleast_1d(t) for t in _stack_list(tensors, "hstack")]
+    return cat(parts, 0 if parts[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors: Any) -> Tensor:
+    """Concatenate along dim 0 after ``atleast_2d`` (vectors become rows)."""
+    return cat([_atleast_2d(t) for t in _stack_list(tensors, "vstack")], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Any) -> Tensor:
+    """Concatenate along dim 2 after ``atleast_3d``."""
+    return cat([_atleast_3d(t) for t in _stack_list(tensors, "dstack")], 2)
+
+
+def column_stack(tensors: Any) -> Tensor:
+    """Vectors (and scalars) as columns, matrices as they are, side by side along dim 1."""
+    parts = [reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t
+             for t in _stack_list(tensors, "column_stack")]
+    return cat(parts, 1)
+
+
+# -- repeat_interleave / meshgrid / kron ---------------------------------------------------
+
+def repeat_interleave(input: Tensor, repeats: Any = None, dim: Any = None, *,
+                      output_size: Any = None) -> Tensor:
+    """Repeat each element (or slice along ``dim``) ``repeats`` times, in place of NumPy's repeat.
+
+    An int ``repeats`` expands a new dim and flattens it (``ViewBackward0``);
+    a tensor of counts selects indices (``IndexSelectBackward0``), as torch.
+
+    >>> import npgrad
+    >>> npgrad.tensor([1, 2]).repeat_interleave(2)
+    tensor([1, 1, 2, 2])
+    """
+    if repeats is None:  # repeat_interleave(counts): the indices each count repeats
+        counts = input._data
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        return wrap(np.repeat(np.arange(counts.size, dtype=counts.dtype), counts), _tls.mode)
+    x = input if dim is not None else flatten(input)
+    d = wrap_dim(dim if dim is not None else 0, x._data.ndim)
+    if not is_tensor(repeats):
+        r = int(repeats)
+        if r < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        shape = x._data.shape
+        grown = expand(unsqueeze(x, d + 1), shape[:d + 1] + (r,) + shape[d + 1:])
+        from .shape import clone
+
+        return flatten(clone(grown), d, d + 1)
+    counts = repeats._data
+    if counts.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if counts.dtype.kind not in "iu":
+        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                  f"'{_dtype.from_np(counts.dtype).scalar_name}'")
+    n = x._data.shape[d] if x._data.ndim else 1
+    counts = counts.reshape(-1)
+    if counts.size == 1:
+        counts = np.repeat(counts, n)
+    if counts.size != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and input.size({d}) = {n}")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    idx = wrap(np.repeat(np.arange(n, dtype=np.int64), counts), 0)
+    return index_select(x, d, idx)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
+    """Coordinate grids: output ``i`` varies along dim ``i`` (``"ij"``) or swaps the first two.
+
+    Each grid is a view of its input, expanded (``ExpandBackward0``).
+
+    >>> import npgrad
+    >>> xs, ys = npgrad.meshgrid(npgrad.arange(2), npgrad.arange(3), indexing="ij")
+    >>> xs.shape
+    torch.Size([2, 3])
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f"{indexing}")
+    if any(t._data.dtype != tensors[0]._data.dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t._data.ndim}D")
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    sizes = tuple(tensors[i]._data.size for i in order)
+    grids = []
+    for position, i in enumerate(order):
+        shape = [1] * len(sizes)
+        shape[position] = -1
+        grids.append((i, expand(view(tensors[i], tuple(shape)), sizes)))
+    return tuple(g for _, g in sorted(grids, key=lambda p: p[0]))
+
+
+def _unsafe_view(input: Tensor, shape: tuple) -> Tensor:
+    """A reshaped copy recorded as ``_unsafe_view`` (torch's not-a-view reshape)."""
+    res = unary(UnsafeViewBackward0, input, np.array(input._data.reshape(shape), copy=True))
+    node = node_of(res)
+    if node is not None:
+        node.self_sizes = input._data.shape
+    return res
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: blocks ``input[i, j] * other`` (grad_fn ``UnsafeViewBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.kron(npgrad.tensor([1, 2]), npgrad.tensor([1, 10]))
+    tensor([ 1, 10,  2, 20])
+    """
+    from .pointwise import mul
+
+    a, b = input._data.shape, other._data.shape
+    nd = max(len(a), len(b))
+    a = (1,) * (nd - len(a)) + a
+    b = (1,) * (nd - len(b)) + b
+    a_shape, b_shape = [], []
+    for i in range(nd):
+        a_shape += [a[i], 1]
+        b_shape += [1, b[i]]
+    result_shape = tuple(a[i] * b[i] for i in range(nd))
+    prod = mul(_unsafe_view(input, tuple(a_shape)), _unsafe_view(other, tuple(b_shape)))
+    return _unsafe_view(prod, result_shape)
+
+
+
+# -- flips, ravel and splits made of other ops (Note [Composed arrangements]) -------------------
+
+def fliplr(input: Tensor) -> Tensor:
+    """Reverse dim 1 (``flip(input, 1)``; needs at least 2 dims).
+
+    >>> import npgrad
+    >>> npgrad.tensor([[1, 2]]).fliplr()
+    tensor([[2, 1]])
+    """
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input: Tensor) -> Tensor:
+    """Reverse dim 0 (``flip(input, 0)``; needs at least 1 dim)."""
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a vector: a view of ``input``, or of a contiguous copy of it.
+
+    >>> import npgrad
+    >>> npgrad.tensor([[1, 2], [3, 4]]).t().ravel()
+    tensor([1, 3, 2, 4])
+    """
+    return view(contiguous(input), (-1,))
+
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
+    """Views along ``dim``: ``n`` near-equal sections, or the pieces between split indices.
+
+    Each piece is a separate slice (``SliceBackward0``), unlike ``split``'s one node.
+
+    >>> import npgrad
+    >>> [t.tolist() for t in npgrad.arange(5).tensor_split(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    data = input._data
+    if data.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    if is_tensor(indices_or_sections):
+        t = indices_or_sections._data
+        if t.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {t.ndim} dims")
+        if t.dtype != np.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {_dtype.from_np(t.dtype).scalar_name}")
+        indices_or_sections = int(t) if t.ndim == 0 else [int(i) for i in t]
+    d = wrap_dim(dim, data.ndim)
+    n = data.shape[d]
+    if isinstance(indices_or_sections, (list, tuple)):
+        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    else:
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        small, extra = divmod(n, sections)
+        bounds = [0]
+        for i in range(sections):
+            bounds.append(bounds[-1] + small + (1 if i < extra else 0))
+    return tuple(slice_dim(input, d, start, stop) for start, stop in zip(bounds, bounds[1:]))
+
+
+def _split_along(name: str, input: Tensor, indices_or_sections: Any, dim: int,
+                 min_dims: int) -> tuple:
+    nd = input._data.ndim
+    if nd < min_dims:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, "
+                           f"but got a tensor with {nd} dimensions!")
+    if not isinstance(indices_or_sections, (list, tuple)):
+        size = input._data.shape[dim]
+        sections = int(indices_or_sections)
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                               f"size of the dimension {size} is not divisible by the "
+                               f"split_size {sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """``tensor_split`` along dim 1 (dim 0 for vectors); sections must divide the size evenly."""
+    return _split_along("hsplit", input, indices_or_sections,
+                        0 if input._data.ndim == 1 else 1, 1)
+
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """``tensor_split`` along dim 0 of a tensor with at least 2 dims."""
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """``tensor_split`` along dim 2 of a tensor with at least 3 dims."""
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
+# -- select/slice/diagonal_scatter and narrow_copy: a region written into, or read from, a copy ----
+
+class _RegionScatterNode(ShapeNode):
+    """``*_scatter(self, src, ...)``: ``self``'s gradient is zero on the written region,
+    ``src``'s is the region of the gradient (read by the matching view op)."""
+
+    __slots__ = ("region",)
+    view_cls: Any = None
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .shape import _region_view
+
+        g_self = g_src = None
+        if self.next_functions[0][0] is not None:
+            zeros = wrap(np.zeros_like(self.region.get(grad._data)), 0)
+            g_self = _region_scatter(type(self), grad, zeros, self.region)
+        if self.next_functions[1][0] is not None:
+            g_src = _region_view(self.view_cls, grad, self.region)
+        return g_self, g_src
+
+
+class SelectScatterBackward0(_RegionScatterNode):
+    __slots__ = ()
+    view_cls = SelectBackward0
+
+
+class SliceScatterBackward0(_RegionScatterNode):
+    __slots__ = ()
+    view_cls = SliceBackward0
+
+
+class DiagonalScatterBackward0(_RegionScatterNode):
+    __slots__ = ()
+    view_cls = DiagonalBackward0
+
+
+def _region_scatter(cls: type, input: Tensor, src: Tensor, region: Region) -> Tensor:
+    """A copy of ``input`` with ``src`` (cast to its dtype) written at ``region``."""
+    from ._core import record
+    from .shape import _shape_str
+
+    data = input._data
+    want = region.get(data).shape
+    if src._data.shape != want:
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{_shape_str(src._data.shape)}, slice size = {_shape_str(want)}")
+    out = data.copy()
+    region.put(out, src._data.astype(data.dtype, copy=False))
+    res, node = record(cls, (input, src), out)
+    if node is not None:
+        node.region = region
+    return res
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of ``input`` with ``src`` as its slice ``index`` of dim ``dim``.
+
+    >>> import npgrad
+    >>> npgrad.select_scatter(npgrad.zeros(2, 2), npgrad.ones(2), 0, 1)
+    tensor([[0., 0.],
+            [1., 1.]])
+    """
+    from .shape import select_region
+
+    return _region_scatter(SelectScatterBackward0, input, src,
+                           select_region(input, dim, index))
+
+
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
+                  step: int = 1) -> Tensor:
+    """A copy of ``input`` with ``src`` at ``[start:end:step]`` of dim ``dim``."""
+    d = wrap_dim(dim, input._data.ndim)
+    region = Region((slice(None),) * d + (slice(start, end, step), Ellipsis))
+    return _region_scatter(SliceScatterBackward0, input, src, region)
+
+
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
+                     dim2: int = 1) -> Tensor:
+    """A copy of ``input`` with ``src`` on the diagonal ``diagonal(offset, dim1, dim2)`` reads."""
+    from .shape import diagonal_region
+
+    return _region_scatter(DiagonalScatterBackward0, input, src,
+                           diagonal_region(input, offset, dim1, dim2))
+
+
+class NarrowCopyBackward0(_TakeNode):
+    __slots__ = ()
+
+
+NarrowCopyBackward0.inverse = SliceBackwardBackward0
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow`` as a copy (grad_fn ``NarrowCopyBackward0``)."""
+    from .shape import narrow_region
+
+    return _take_forward(NarrowCopyBackward0, input, narrow_region(input, dim, start, length))
+
+
+# -- block_diag / diagflat / cartesian_prod / combinations / argwhere ------------------------------
+
+class BlockDiagBackward0(ShapeNode):
+    __slots__ = ("shapes",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        grads = []
+        row = col = 0
+        for (fn, _), shape in zip(self.next_functions, self.shapes):
+            rows, cols = (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 \
+                else shape
+            if fn is not None:
+                block = slice_dim(slice_dim(grad, 0, row, row + rows), 1, col, col + cols)
+                grads.append(reshape(block, shape))
+            else:
+                grads.append(None)
+            row, col = row + rows, col + cols
+        return tuple(grads)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (scalars, vectors as rows, matrices) as blocks on a diagonal of zeros.
+
+    >>> import npgrad
+    >>> npgrad.block_diag(npgrad.tensor([[1, 2]]), npgrad.tensor(3))
+    tensor([[1, 2, 0],
+            [0, 0, 3]])
+    """
+    from ._core import record
+
+    blocks = []
+    for i, t in enumerate(tensors):
+        a = t._data
+        if a.ndim > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {a.ndim} dimensions")
+        blocks.append(a.reshape((1, 1) if a.ndim == 0 else (1, -1) if a.ndim == 1 else a.shape))
+    dt = (_dtype.result_type_np(tuple(t._data for t in tensors)) if tensors
+          else _dtype.get_default_dtype().np_dtype)
+    out = np.zeros((sum(b.shape[0] for b in blocks) if blocks else 1,
+                    sum(b.shape[1] for b in blocks)), dtype=dt)
+    row = col = 0
+    for b in blocks:
+        out[row:row + b.shape[0], col:col + b.shape[1]] = b
+        row, col = row + b.shape[0], col + b.shape[1]
+    if dt.kind != "f":
+        return wrap(out, _tls.mode)
+    res, node = record(BlockDiagBackward0, tuple(tensors), out)
+    if node is not None:
+        node.shapes = [t._data.shape for t in tensors]
+    return res
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """The flattened input on diagonal ``offset`` of a square matrix (``DiagEmbedBackward0``)."""
+    return diag_embed(ravel(input), offset, 0, 1)
+
+
+def _vector(input: Tensor) -> None:
+    if input._data.ndim != 1:
+        from .shape import _shape_str
+
+        raise RuntimeError(f"Expect a 1D vector, but got shape {_shape_str(input._data.shape)}")
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one element from each vector, as rows (one vector: itself).
+
+    >>> import npgrad
+    >>> npgrad.cartesian_prod(npgrad.tensor([1, 2]), npgrad.tensor([3])).tolist()
+    [[1, 3], [2, 3]]
+    """
+    for t in tensors:
+        _vector(t)
+    if len(tensors) == 1:
+        return tensors[0]
+    from .shape import stack
+
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([flatten(g) for g in grids], 1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """All length-``r`` combinations of a vector's elements, in order, as rows.
+
+    >>> import npgrad
+    >>> npgrad.combinations(npgrad.tensor([1, 2, 3])).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    from .indexing import masked_select
+    from .shape import stack
+
+    _vector(input)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return wrap(np.zeros((0,), dtype=input._data.dtype), _tls.mode)
+    n = input._data.shape[0]
+    grids = meshgrid(*([input] * r), indexing="ij")
+    positions = np.meshgrid(*([np.arange(n)] * r), indexing="ij")
+    mask = np.ones(positions[0].shape, dtype=bool)
+    for a, b in zip(positions, positions[1:]):
+        mask &= (a <= b) if with_replacement else (a < b)
+    keep = wrap(mask, 0)
+    return stack([masked_select(g, keep) for g in grids], 1)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the non-zero elements, one row each (``nonzero``)."""
+    from .indexing import nonzero
+
+    return nonzero(input)
