@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._core import BinaryNode, Node, SavedTensor, binary, record, saved
+from ._core import BinaryNode, Node, SavedTensor, binary, node_of, record, saved
 from ._shape_util import broadcast_shapes
 
 
@@ -518,3 +518,223 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return mm(input, other)
     out = np.matmul(a, b)
     return binary(cls, input, other, np.asarray(out, order="C"))
+
+
+# -- cross ---------------------------------------------------------------------------------------
+
+def _np_cross(a: np.ndarray, b: np.ndarray, d: int) -> np.ndarray:
+    return np.cross(a, b, axis=d)
+
+
+class LinalgCrossBackward0(BinaryNode):
+    """``a x b``: d/da = b x g, d/db = g x a (the cross product is bilinear)."""
+
+    __slots__ = ("dim",)
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        self.self_, self.other = SavedTensor(a), SavedTensor(b)
+
+    def backward(self, grad: Tensor) -> tuple:
+        a, b = saved(self, "self_"), saved(self, "other")
+        ga = linalg_cross(b, grad, dim=self.dim) if self.needs_input_grad(0) else None
+        gb = linalg_cross(grad, a, dim=self.dim) if self.needs_input_grad(1) else None
+        return ga, gb
+
+
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """torch.linalg.cross: the 3-vector cross product along ``dim`` (LinalgCrossBackward0).
+
+    >>> import npgrad
+    >>> npgrad.linalg.cross(npgrad.tensor([1., 0., 0.]), npgrad.tensor([0., 1., 0.]))
+    tensor([0., 0., 1.])
+    """
+    from ._core import binary_arrays
+    from ._shape_util import wrap_dim
+
+    a, b = binary_arrays(input, other)
+    if a.ndim != b.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = wrap_dim(dim, a.ndim)
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{a.shape[d]} and {b.shape[d]}")
+    shape = broadcast_shapes(a.shape, b.shape)
+    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    out = _np_cross(a, b, d)
+    res = binary(LinalgCrossBackward0, input, other, np.asarray(out, order="C"))
+    node = node_of(res)
+    if node is not None:
+        node.dim = d
+    return res
+
+
+def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
+    """torch.cross: :func:`linalg_cross`; without ``dim``, the first dimension of size 3
+    (deprecated in torch, which warns).
+
+    >>> import npgrad
+    >>> npgrad.cross(npgrad.tensor([[0., 1., 0.]]), npgrad.tensor([[0., 0., 1.]]), dim=1)
+    tensor([[1., 0., 0.]])
+    """
+    if dim is None:
+        import warnings
+
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                      "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
+                      "The default value of dim will change to agree with that of linalg.cross "
+                      "in a future release.", UserWarning, stacklevel=2)
+        shape = broadcast_shapes(input._data.shape, other._data.shape)
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+    return linalg_cross(input, other, dim=dim)
+
+
+# -- addmv / addr / baddbmm / addbmm: beta * self + alpha * product ------------------------------
+
+class _AddProductNode(Node):
+    """``beta * self + alpha * product(a, b)``; inputs (self, a, b).
+
+    Subclasses give the product and its two partial gradients (``grad_a``, ``grad_b``),
+    all in npgrad ops so that double backward works.
+    """
+
+    __slots__ = ("a", "b", "alpha", "beta", "self_shape")
+    _saved_fields = ("a", "b")
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .shape import _sum_to
+
+        alpha, beta = self.alpha, self.beta
+        gs = ga = gb = None
+        if self.needs_input_grad(0) and beta != 0:
+            gs = _sum_to(grad if beta == 1 else grad * beta, self.self_shape)
+        if self.needs_input_grad(1):
+            ga = self.grad_a(grad, saved(self, "b"))
+            ga = ga if alpha == 1 else ga * alpha
+        if self.needs_input_grad(2):
+            gb = self.grad_b(grad, saved(self, "a"))
+            gb = gb if alpha == 1 else gb * alpha
+        return gs, ga, gb
+
+
+class AddmvBackward0(_AddProductNode):
+    __slots__ = ()
+
+    def grad_a(self, grad: Tensor, vec: Tensor) -> Tensor:
+        return outer(grad, vec)
+
+    def grad_b(self, grad: Tensor, mat: Tensor) -> Tensor:
+        return mv(mat.mT, grad)
+
+
+class AddrBackward0(_AddProductNode):
+    __slots__ = ()
+
+    def grad_a(self, grad: Tensor, vec2: Tensor) -> Tensor:
+        return mv(grad, vec2)
+
+    def grad_b(self, grad: Tensor, vec1: Tensor) -> Tensor:
+        return mv(grad.mT, vec1)
+
+
+class BaddbmmBackward0(_AddProductNode):
+    __slots__ = ()
+
+    def grad_a(self, grad: Tensor, b2: Tensor) -> Tensor:
+        return bmm(grad, b2.mT)
+
+    def grad_b(self, grad: Tensor, b1: Tensor) -> Tensor:
+        return bmm(b1.mT, grad)
+
+
+class AddbmmBackward0(_AddProductNode):
+    __slots__ = ()
+
+    def grad_a(self, grad: Tensor, b2: Tensor) -> Tensor:
+        from .shape import expand, unsqueeze
+
+        g = expand(unsqueeze(grad, 0), (b2._data.shape[0],) + grad._data.shape)
+        return bmm(g, b2.mT)
+
+    def grad_b(self, grad: Tensor, b1: Tensor) -> Tensor:
+        from .shape import expand, unsqueeze
+
+        g = expand(unsqueeze(grad, 0), (b1._data.shape[0],) + grad._data.shape)
+        return bmm(b1.mT, g)
+
+
+def _add_product(cls: type, input: Tensor, a: Tensor, b: Tensor, prod: np.ndarray, beta: Any,
+                 alpha: Any) -> Tensor:
+    s = input._data
+    _expand_error(s.shape, prod.shape, s.dtype)
+    if prod.dtype.kind in "iu":
+        alpha, beta = int(alpha), int(beta)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # as addmm: ``input`` is ignored, its NaNs included
+        out = np.broadcast_to(prod, prod.shape)
+    else:
+        out = prod + (s if beta == 1 else s * beta)
+    out = np.asarray(out, order="C").astype(prod.dtype, copy=False)
+    res, node = record(cls, (input, a, b), out)
+    if node is not None:
+        node.alpha, node.beta, node.self_shape = alpha, beta, s.shape
+        node.a = SavedTensor(a) if node.needs_input_grad(2) else None
+        node.b = SavedTensor(b) if node.needs_input_grad(1) else None
+    return res
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``; AddmvBackward0.
+
+    >>> import npgrad
+    >>> npgrad.addmv(npgrad.ones(2), npgrad.ones(2, 3), npgrad.ones(3))
+    tensor([4., 4.])
+    """
+    m, v = mat._data, vec._data
+    if m.ndim != 2 or v.ndim != 1 or m.shape[1] != v.shape[0] or input._data.ndim > 1 or (
+            input._data.ndim == 1 and input._data.shape[0] not in (1, m.shape[0])):
+        raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, input._data.shape))}), "
+                           f"mat ({'x'.join(map(str, m.shape))}), vec ({v.shape[0]})")
+    return _add_product(AddmvBackward0, input, mat, vec, np.matmul(m, v), beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``; AddrBackward0.
+
+    >>> import npgrad
+    >>> npgrad.addr(npgrad.zeros(2, 2), npgrad.tensor([1., 2.]), npgrad.tensor([1., 1.]))
+    tensor([[1., 1.],
+            [2., 2.]])
+    """
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    return _add_product(AddrBackward0, input, vec1, vec2, np.outer(vec1._data, vec2._data),
+                        beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+            alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * bmm(batch1, batch2)``; BaddbmmBackward0.
+
+    >>> import npgrad
+    >>> npgrad.baddbmm(npgrad.zeros(1, 1, 1), npgrad.ones(1, 1, 2), npgrad.ones(1, 2, 1))
+    tensor([[[2.]]])
+    """
+    a, b = batch1._data, batch2._data
+    _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
+    return _add_product(BaddbmmBackward0, input, batch1, batch2, np.matmul(a, b), beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+           alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * sum(bmm(batch1, batch2), 0)``; AddbmmBackward0.
+
+    >>> import npgrad
+    >>> npgrad.addbmm(npgrad.zeros(1, 1), npgrad.ones(2, 1, 2), npgrad.ones(2, 2, 1))
+    tensor([[4.]])
+    """
+    a, b = batch1._data, batch2._data
+    _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
+    return _add_product(AddbmmBackward0, input, batch1, batch2, np.matmul(a, b).sum(0), beta,
+                        alpha)

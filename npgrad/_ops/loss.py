@@ -535,3 +535,258 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     else:
         smooth_red = smooth
     return nll * (1 - label_smoothing) + smooth_red * (label_smoothing / classes)
+
+
+# -- kl_div and the margin / embedding losses (composed, as torch composes them) ---------------
+
+def _loss_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _reduction_check(reduction)
+    return reduction
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL divergence of ``target`` from ``exp(input)``: ``xlogy(t, t) - t * input`` (or
+    ``exp(t) * (t - input)`` with ``log_target``), reduced; ``'batchmean'`` divides the sum
+    by the batch size.
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.kl_div(npgrad.tensor([0.]), npgrad.tensor([1.]), reduction='sum')
+    tensor(0.)
+    """
+    from .pointwise import exp
+
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
+    inner = "sum" if reduction == "batchmean" else reduction
+    _reduction_check(inner)
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        from .special import xlogy
+
+        loss = xlogy(target, target) - target * input
+    reduced = _reduce(loss, inner)
+    if reduction == "batchmean" and input._data.ndim != 0:
+        reduced = reduced / input._data.shape[0]
+    return reduced
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``, reduced.
+
+    >>> import npgrad
+    >>> F = npgrad.nn.functional
+    >>> F.margin_ranking_loss(npgrad.tensor([1.]), npgrad.tensor([2.]), npgrad.tensor([1.]))
+    tensor(1.)
+    """
+    from .pointwise import clamp_min
+
+    reduction = _loss_reduction(size_average, reduce, reduction)
+    n1, n2, nt = input1._data.ndim, input2._data.ndim, target._data.ndim
+    if n1 != n2 or n1 != nt:
+        raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.size()}, input2: {input2.size()}, "
+                           f"target: {target.size()} ")
+    return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1, reduced.
+
+    >>> import npgrad
+    >>> F = npgrad.nn.functional
+    >>> F.hinge_embedding_loss(npgrad.tensor([0.3, 2.]), npgrad.tensor([-1., 1.]))
+    tensor(1.3500)
+    """
+    from .pointwise import clamp_min, where
+
+    reduction = _loss_reduction(size_average, reduce, reduction)
+    zeros = wrap(np.zeros_like(input._data), 0)
+    output_margin = where(target != 1, clamp_min(margin - input, 0), zeros)
+    output_self = where(target != -1, input, zeros)
+    return _reduce(output_margin + output_self, reduction)
+
+
+class SoftMarginLossBackward0(Node):
+    """``log(1 + exp(-y x))``: d/dx = -y * sigmoid(-y x) (divided by n for the mean)."""
+
+    __slots__ = ("self_", "target", "reduction")
+    _saved_fields = ("self_", "target")
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .pointwise import sigmoid
+
+        x, y = saved(self, "self_"), saved(self, "target")
+        g = grad * (-y * sigmoid(-y * x))
+        if self.reduction == "mean" and x._data.size:
+            g = g * (1.0 / x._data.size)
+        return g, None
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
+                     reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))``, reduced; SoftMarginLossBackward0.
+
+    >>> import npgrad
+    >>> F = npgrad.nn.functional
+    >>> F.soft_margin_loss(npgrad.tensor([0.]), npgrad.tensor([1.]))
+    tensor(0.6931)
+    """
+    reduction = _loss_reduction(size_average, reduce, reduction)
+    if target._requires_grad:
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
+    x, y = np.broadcast_arrays(input._data, target._data)
+    z = -(x * y)
+    with np.errstate(over="ignore"):
+        loss = np.logaddexp(0, z).astype(input._data.dtype, copy=False)
+    res, node = record(SoftMarginLossBackward0, (input, target), _reduce_np(loss, reduction))
+    if node is not None:
+        node.self_, node.target = SavedTensor(input), SavedTensor(target)
+        node.reduction = reduction
+    return res
+
+
+_COSINE_EPS = 1e-12
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average: Any = None, reduce: Any = None,
+                          reduction: str = "mean") -> Tensor:
+    """``1 - cos(x1, x2)`` where ``target`` is 1, ``max(0, cos - margin)`` where it is -1.
+
+    >>> import npgrad
+    >>> F = npgrad.nn.functional
+    >>> F.cosine_embedding_loss(npgrad.tensor([[1., 0.]]), npgrad.tensor([[0., 1.]]),
+    ...                         npgrad.tensor([1.]))
+    tensor(1.)
+    """
+    from .pointwise import clamp_min, sqrt, where
+    from .reduction import sum as sum_
+
+    reduction = _loss_reduction(size_average, reduce, reduction)
+    d = target._data.ndim
+    if d not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    want = 2 if d == 1 else 1
+    if input1._data.ndim != want or input2._data.ndim != want:
+        raise RuntimeError(f"{d}D target tensor expects {want}D input tensors, but found inputs "
+                           f"with sizes {_shape_list(input1._data.shape)} and "
+                           f"{_shape_list(input2._data.shape)}.")
+    prod_sum = sum_(input1 * input2, d)
+    mag1 = sum_(input1 * input1, d) + _COSINE_EPS
+    mag2 = sum_(input2 * input2, d) + _COSINE_EPS
+    cos = prod_sum / sqrt(mag1 * mag2)
+    zeros = wrap(np.zeros_like(cos._data), 0)
+    output_pos = where(target == 1, 1 - cos, zeros)
+    output_neg = where(target == -1, clamp_min(cos - margin, 0), zeros)
+    return _reduce(output_pos + output_neg, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, margin + d(a, p) - d(a, n))`` with pairwise distances, reduced.
+
+    >>> import npgrad
+    >>> F = npgrad.nn.functional
+    >>> F.triplet_margin_loss(npgrad.tensor([[0.]]), npgrad.tensor([[1.]]), npgrad.tensor([[3.]]),
+    ...                       eps=0.)
+    tensor(0.)
+    """
+    from .pointwise import clamp_min, minimum
+    from .reduction import pairwise_distance
+
+    reduction = _loss_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pos, neg = anchor._data.ndim, positive._data.ndim, negative._data.ndim
+    if not a == pos == neg:
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {a}D, positive {pos}D, "
+                           f"and negative {neg}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(clamp_min(margin + dist_pos - dist_neg, 0), reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
+                     reduction: str = "mean") -> Tensor:
+    """Poisson negative log likelihood: ``exp(input) - target * input`` (``log_input``) or
+    ``input - target * log(input + eps)``; ``full`` adds Stirling's term where target > 1.
+
+    >>> import npgrad
+    >>> F = npgrad.nn.functional
+    >>> F.poisson_nll_loss(npgrad.tensor([0.]), npgrad.tensor([1.]))
+    tensor(1.)
+    """
+    import math
+
+    from .pointwise import exp, log, masked_fill
+
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_name(size_average, reduce)
+    _reduction_check(reduction)
+    if log_input:
+        loss = exp(input) - target * input
+    else:
+        loss = input - target * log(input + eps)
+    if full:
+        stirling = target * log(target) - target + 0.5 * log(2 * math.pi * target)
+        loss = loss + masked_fill(stirling, target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """Gaussian negative log likelihood ``0.5 * (log(var) + (input - target)**2 / var)``,
+    ``var`` clamped to ``eps`` without affecting its gradient (as torch).
+
+    >>> import npgrad
+    >>> F = npgrad.nn.functional
+    >>> F.gaussian_nll_loss(npgrad.tensor([1.]), npgrad.tensor([0.]), npgrad.tensor([1.]))
+    tensor(0.5000)
+    """
+    import math
+
+    from .pointwise import log
+    from .shape import clone, unsqueeze
+
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * wrap(np.ones_like(input._data), 0)
+    elif (var._data < 0).any():
+        raise ValueError("var has negative entry/entries")
+    in_shape, v_shape = input._data.shape, var._data.shape
+    if v_shape != in_shape:
+        if in_shape[:-1] == v_shape:
+            var = unsqueeze(var, -1)
+        elif not (len(in_shape) == len(v_shape) and sum(
+                y for x, y in zip(in_shape, v_shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = clone(var)
+    # torch clamps under no_grad: the clamp changes the values, not the gradient path
+    np.maximum(var._data, eps, out=var._data)
+    loss = 0.5 * (log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+

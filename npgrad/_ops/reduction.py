@@ -30,7 +30,7 @@ import numpy as np
 from .. import _dtype
 from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
-from ._core import SavedTensor, UnaryNode, is_tensor, node_of, saved, unary
+from ._core import Node, SavedTensor, UnaryNode, is_tensor, node_of, saved, unary
 from ._shape_util import NO_DIM, wrap_dim, wrap_dims
 from .pointwise import zeros_like_grad
 from .pointwise import (abs, exp, maximum, minimum, pow, sign, where)  # noqa: A004
@@ -716,36 +716,43 @@ class LinalgVectorNormBackward0(_ReductionNode):
     saves_result = True
 
     def backward(self, grad: Tensor) -> tuple:
-        p = self.ord
-        x = saved(self, "self_")
         g = _restore(grad, self.keep_shape)
-        if p == 0:  # torch returns an undefined (None) gradient here
-            return None,
-        if p == 1:
-            return sign(x) * g,
         r = _restore(saved(self, "result"), self.keep_shape)
-        if math.isinf(p):
-            return self._inf_norm_grad(x, g, r),
-        # Divide by a zero-free copy of the norm: the masked positions must not be 0/0
-        # even in the rule's own derivative (forward mode and double backward read it).
-        zero = r == 0
-        r = where(zero, 1.0, r)
-        if p == 2:
-            return x * where(zero, 0.0, g / r),
-        if p < 1:
-            scaled = where(zero, 0.0, g / pow(r, p - 1))
-            return sign(x) * pow(abs(x), p - 1) * scaled,
-        scaled = where(zero, 0.0, g / pow(r, p - 1))
-        return x * pow(abs(x), p - 2) * scaled,
+        return norm_grad(self.ord, saved(self, "self_"), g, r, self.dim),
 
-    def _inf_norm_grad(self, x: Tensor, g: Tensor, r: Tensor) -> Tensor:
-        """The max-norm's gradient is shared among the entries reaching the max."""
-        xd = x._data
-        mask = np.abs(xd) == r._data
-        count = mask.sum(axis=self.dim, keepdims=True) if self.dim else mask.astype(int)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = (mask / count).astype(xd.dtype, copy=False)
-        return sign(x) * g * _constant(scale)
+
+def norm_grad(p: float, x: Tensor, g: Tensor, r: Tensor, axes: tuple) -> Any:
+    """Gradient of the p-norm ``r`` of ``x`` over ``axes`` (``g``, ``r`` with kept axes).
+
+    Shared by the norm nodes, ``dist`` and ``cdist``; None for p = 0, as torch.
+    """
+    if p == 0:  # torch returns an undefined (None) gradient here
+        return None
+    if p == 1:
+        return sign(x) * g
+    if math.isinf(p):
+        return _inf_norm_grad(x, g, r, axes)
+    # Divide by a zero-free copy of the norm: the masked positions must not be 0/0
+    # even in the rule's own derivative (forward mode and double backward read it).
+    zero = r == 0
+    r = where(zero, 1.0, r)
+    if p == 2:
+        return x * where(zero, 0.0, g / r)
+    if p < 1:
+        scaled = where(zero, 0.0, g / pow(r, p - 1))
+        return sign(x) * pow(abs(x), p - 1) * scaled
+    scaled = where(zero, 0.0, g / pow(r, p - 1))
+    return x * pow(abs(x), p - 2) * scaled
+
+
+def _inf_norm_grad(x: Tensor, g: Tensor, r: Tensor, axes: tuple) -> Tensor:
+    """The max-norm's gradient is shared among the entries reaching the max."""
+    xd = x._data
+    mask = np.abs(xd) == r._data
+    count = mask.sum(axis=axes, keepdims=True) if axes else mask.astype(int)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = (mask / count).astype(xd.dtype, copy=False)
+    return sign(x) * g * _constant(scale)
 
 
 def _np_vector_norm(data: np.ndarray, p: float, axes: tuple) -> np.ndarray:
@@ -769,6 +776,17 @@ def _np_vector_norm(data: np.ndarray, p: float, axes: tuple) -> np.ndarray:
 def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """torch.linalg.vector_norm: the p-norm of the elements over ``dim``."""
+    return _vector_norm(LinalgVectorNormBackward0, input, ord, dim, keepdim, dtype)
+
+
+class NormBackward1(LinalgVectorNormBackward0):
+    """ATen's ``norm(p, dim)`` (pairwise_distance records it); the same rule."""
+
+    __slots__ = ()
+
+
+def _vector_norm(cls: Any, input: Tensor, ord: Any, dim: Any, keepdim: bool,
+                 dtype: Any) -> Tensor:
     data = input._data
     if data.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
@@ -796,8 +814,8 @@ def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = Fa
                                "operation does not have an identity")
     axes = _reduce_axes("linalg.vector_norm", data.ndim, dim)
     out = _np_vector_norm(_acc(data), p, axes)
-    res = _record(LinalgVectorNormBackward0, input,
-                  _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)), axes)
+    res = _record(cls, input, _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)),
+                  axes)
     node = node_of(res)
     if node is not None:
         node.ord = p
@@ -916,6 +934,200 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return res
 
 
+# -- cumprod / cummax / cummin / logcumsumexp ---------------------------------------------------
+# Note [Scan gradients as pair sums]
+# The gradient of a scan output j with respect to input i (i <= j) is written as a
+# tensor over the pair (i, j): axis ``dim`` holds i, a new axis right after it holds j,
+# and the gradient is the masked sum over j.  That costs n times the input's memory
+# along ``dim`` but stays exact where the short formulas divide by zero (cumprod
+# with zeros) or overflow (logcumsumexp), and it is made of differentiable ops only.
+
+def _pair_masks(n: int, d: int, ndim: int) -> tuple:
+    """Constant masks over (i at ``d``, j at ``d + 1``): ``j >= i`` and ``j == i``."""
+    i = np.arange(n).reshape(n, 1)
+    j = np.arange(n).reshape(1, n)
+    tail = (1,) * (ndim - d - 1)
+    return ((j >= i).reshape((n, n) + tail), (j == i).reshape((n, n) + tail))
+
+
+def _reverse_cumsum(t: Tensor, d: int) -> Tensor:
+    """``sum_{j >= i} t_j`` along ``d``."""
+    return sum(t, d, True) - cumsum(t, d) + t
+
+
+def _sum_pairs(terms: Tensor, d: int) -> Tensor:
+    """Sum a pair tensor over j (axis ``d + 1``), leaving i at axis ``d``."""
+    return sum(terms, d + 1)
+
+
+class CumprodBackward0(UnaryNode):
+    """Running product; zeros in the input get their exact gradient (Note [Scan gradients
+    as pair sums])."""
+
+    __slots__ = ("dim",)
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        d = self.dim
+        if d is None:
+            return grad,
+        from .shape import unsqueeze
+
+        x = saved(self, "self_")
+        if not (x._data == 0).any():
+            return _reverse_cumsum(grad * saved(self, "result"), d) / x,
+        later, same = _pair_masks(x._data.shape[d], d, x._data.ndim)
+        # others[i, j] = prod_{k <= j, k != i} x_k: the running product with x_i set to 1
+        others = cumprod(where(_constant(same), 1.0, unsqueeze(x, d)), d + 1)
+        terms = where(_constant(later), unsqueeze(grad, d) * others, 0.0)
+        return _sum_pairs(terms, d),
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running product along ``dim`` (ints and bools in int64); CumprodBackward0.
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., 2., 3.]).cumprod(0)
+    tensor([1., 2., 6.])
+    """
+    data = input._data
+    d = _single_dim("cumprod", data.ndim, dim)
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        _check_autograd_dtype(input, dt)
+        data = data.astype(dt, copy=False)
+    out_dt = _sum_dtype(data.dtype)
+    if d is None:
+        out = data.astype(out_dt)
+    else:
+        out = np.cumprod(_acc(data), axis=d, dtype=None if out_dt.kind == "f" else out_dt)
+    res = unary(CumprodBackward0, input, _finish(out, out_dt, data.shape))
+    node = node_of(res)
+    if node is not None:
+        node.dim = d
+    return res
+
+
+class CummaxBackward0(UnaryNode):
+    """Each output took its value from the input at its index: the gradients add up there."""
+
+    __slots__ = ("dim", "indices")
+    _saved_fields = ("self_", "result", "indices")
+
+    def backward(self, grad: Tensor) -> tuple:
+        if self.dim is None:
+            return grad,
+        from .sorting import _put_back
+
+        idx = saved(self, "indices")._data
+        return _put_back(grad, idx, self.dim, idx.shape),
+
+
+class CumminBackward0(CummaxBackward0):
+    __slots__ = ()
+
+
+return_type_cummax = _return_type("cummax")
+return_type_cummin = _return_type("cummin")
+
+
+def _cum_extremum(op: str, input: Tensor, dim: int) -> Any:
+    data = input._data
+    d = _single_dim(op, data.ndim, dim)
+    if d is None:
+        values, idx = data.copy(), np.zeros((), np.int64)
+    else:
+        better = np.greater_equal if op == "cummax" else np.less_equal
+        moved = np.moveaxis(data, d, 0)
+        values = np.empty_like(moved)
+        idx = np.empty(moved.shape, np.int64)
+        if moved.shape[0]:
+            best, at = moved[0].copy(), np.zeros(moved.shape[1:], np.int64)
+            values[0], idx[0] = best, at
+            for k in range(1, moved.shape[0]):
+                cur = moved[k]
+                # ties move the index forward; a NaN, once met, is kept
+                take = better(cur, best) | np.isnan(cur) if data.dtype.kind == "f" else \
+                    better(cur, best)
+                if data.dtype.kind == "f":
+                    take &= ~np.isnan(best) | np.isnan(cur)
+                best = np.where(take, cur, best)
+                at = np.where(take, k, at)
+                values[k], idx[k] = best, at
+        values, idx = np.moveaxis(values, 0, d), np.moveaxis(idx, 0, d)
+    cls = CummaxBackward0 if op == "cummax" else CumminBackward0
+    res = unary(cls, input, np.asarray(values, order="C"))
+    indices = wrap(np.asarray(idx, order="C"), _tls.mode)
+    node = node_of(res)
+    if node is not None:
+        node.dim = d
+        node.indices = SavedTensor(indices, True)
+    return (return_type_cummax if op == "cummax" else return_type_cummin)(res, indices)
+
+
+def cummax(input: Tensor, dim: int) -> Any:
+    """Running maximum along ``dim`` and the index it came from (the last one on ties).
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., 3., 2.]).cummax(0).indices
+    tensor([0, 1, 1])
+    """
+    return _cum_extremum("cummax", input, dim)
+
+
+def cummin(input: Tensor, dim: int) -> Any:
+    """Running minimum along ``dim`` and the index it came from (the last one on ties)."""
+    return _cum_extremum("cummin", input, dim)
+
+
+class LogcumsumexpBackward0(UnaryNode):
+    """``d out_j / d x_i = exp(x_i - out_j)`` for ``j >= i``, never above 1 (Note [Scan
+    gradients as pair sums])."""
+
+    __slots__ = ("dim",)
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        d = self.dim
+        if d is None:
+            return grad,
+        from .shape import unsqueeze
+
+        x = saved(self, "self_")
+        later, _ = _pair_masks(x._data.shape[d], d, x._data.ndim)
+        # masked pairs get -inf, not a large exponent: exp's own derivative must stay finite
+        gap = where(_constant(later), unsqueeze(x, d + 1) - unsqueeze(saved(self, "result"), d),
+                    -math.inf)
+        return _sum_pairs(unsqueeze(grad, d) * exp(gap), d),
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input), dim))`` without overflow; LogcumsumexpBackward0.
+
+    >>> import npgrad
+    >>> npgrad.tensor([0., 0.]).logcumsumexp(0)
+    tensor([0.0000, 0.6931])
+    """
+    data = input._data
+    d = _single_dim("logcumsumexp", data.ndim, dim)
+    if data.dtype.kind != "f":
+        raise NotImplementedError("\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{_scalar_name(data.dtype)}'")
+    acc = _acc(data)
+    if d is None:
+        out = acc.copy()
+    else:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = np.logaddexp.accumulate(acc, axis=d) if acc.size else acc.copy()
+    res = unary(LogcumsumexpBackward0, input, _finish(out, data.dtype, data.shape))
+    node = node_of(res)
+    if node is not None:
+        node.dim = d
+    return res
+
+
 # -- softmax / log_softmax ----------------------------------------------------------------
 
 def _softmax_input(op: str, input: Tensor, dim: Any, dtype: Any) -> tuple:
@@ -999,3 +1211,398 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
         node.dim = d
     return res
 
+
+
+# -- nansum / nanmean / count_nonzero ---------------------------------------------------------
+
+class NansumBackward0(_ReductionNode):
+    """Sum skipping NaNs: the NaN positions get a zero gradient."""
+
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        keep = _constant(~np.isnan(x._data)) if x._data.dtype.kind == "f" else 1
+        return _expand(_restore(grad, self.keep_shape), self.self_sizes) * keep,
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """:func:`sum` treating NaN as zero; NansumBackward0.
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., float('nan'), 2.]).nansum()
+    tensor(3.)
+    """
+    data = input._data
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        _check_autograd_dtype(input, dt)
+        data = data.astype(dt, copy=False)
+    out_dt = _sum_dtype(data.dtype)
+    axes = _reduce_axes("nansum", data.ndim, dim)
+    if out_dt.kind == "f":
+        out = np.nansum(_acc(data), axis=axes)
+    else:
+        out = np.sum(data, axis=axes, dtype=out_dt)
+    return _record(NansumBackward0, input, _finish(out, out_dt, _out_shape(data.shape, axes,
+                                                                           keepdim)), axes)
+
+
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """:func:`mean` of the non-NaN elements: ``nansum / count`` as in torch (DivBackward0).
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., float('nan'), 2.]).nanmean()
+    tensor(1.5000)
+    """
+    data = input._data
+    if data.dtype.kind != "f":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_dtype.from_np(data.dtype).legacy_type[:-6]}")
+    count = sum(_constant(~np.isnan(data)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    """Number of nonzero elements over ``dim`` (int64, no gradient).
+
+    >>> import npgrad
+    >>> npgrad.count_nonzero(npgrad.tensor([[0, 1], [2, 3]]), 0)
+    tensor([1, 2])
+    """
+    data = input._data
+    axes = _reduce_axes("count_nonzero", data.ndim, dim)
+    out = np.count_nonzero(data, axis=axes) if axes else (data != 0)
+    return wrap(np.asarray(out, dtype=np.int64), _tls.mode)
+
+
+# -- dist / cdist --------------------------------------------------------------------------------
+
+class DistBackward0(Node):
+    """``norm(self - other, p)``; inputs (self, other), broadcast together."""
+
+    __slots__ = ("self_", "other", "result", "p")
+    _saved_fields = ("self_", "other", "result")
+
+    def backward(self, grad: Tensor) -> tuple:
+        diff = saved(self, "self_") - saved(self, "other")
+        axes = tuple(range(diff._data.ndim))
+        keep = (1,) * len(axes)
+        g = norm_grad(self.p, diff, _restore(grad, keep), _restore(saved(self, "result"), keep),
+                      axes)
+        if g is None:
+            return None, None
+        return g, -g
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``input - other``; DistBackward0.
+
+    >>> import npgrad
+    >>> npgrad.dist(npgrad.tensor([3., 0.]), npgrad.tensor([0., 4.]))
+    tensor(5.)
+    """
+    from ._core import binary_arrays, record, save_value
+    from ._shape_util import broadcast_shapes
+
+    if not is_tensor(other):
+        raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    a, b = binary_arrays(input, other)
+    broadcast_shapes(a.shape, b.shape)
+    p = float(p)
+    out = _np_vector_norm(_acc(a - b), p, tuple(range(np.broadcast(a, b).ndim)))
+    res, node = record(DistBackward0, (input, other), _finish(out, a.dtype, ()))
+    if node is not None:
+        node.self_, node.other, node.p = save_value(input), save_value(other), p
+        node.result = SavedTensor(res, True)
+    return res
+
+
+class CdistBackward0(Node):
+    """Distances between rows: ``out[..., i, j] = norm(x1[..., i, :] - x2[..., j, :], p)``."""
+
+    __slots__ = ("x1", "x2", "result", "p")
+    _saved_fields = ("x1", "x2", "result")
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .shape import unsqueeze
+
+        x1, x2 = saved(self, "x1"), saved(self, "x2")
+        diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+        last = diff._data.ndim - 1
+        g = norm_grad(self.p, diff, unsqueeze(grad, -1), unsqueeze(saved(self, "result"), -1),
+                      (last,))
+        if g is None:
+            return None, None
+        return sum(g, last - 1), -sum(g, last - 2)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """Pairwise p-norm distances between the rows of ``x1`` and of ``x2``; CdistBackward0.
+
+    >>> import npgrad
+    >>> npgrad.cdist(npgrad.tensor([[0., 0.]]), npgrad.tensor([[3., 4.], [0., 1.]]))
+    tensor([[5., 1.]])
+    """
+    from ._core import record
+    from ._shape_util import broadcast_shapes
+
+    a, b = x1._data, x2._data
+    if a.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
+    if b.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {b.ndim}D")
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} "
+                           f"X2: {b.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    diff = _acc(a[..., :, None, :] - b[..., None, :, :])
+    out = _np_vector_norm(diff, float(p), (diff.ndim - 1,))
+    res, node = record(CdistBackward0, (x1, x2), _finish(out, a.dtype, out.shape))
+    if node is not None:
+        node.x1, node.x2, node.p = SavedTensor(x1), SavedTensor(x2), float(p)
+        node.result = SavedTensor(res, True)
+    return res
+
+
+# -- cosine_similarity / normalize / pairwise_distance (torch composes them) --------------------
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``sum(x1 / |x1| * x2 / |x2|, dim)``, each norm at least ``eps``: torch's composition
+    (grad_fn SumBackward1).
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.cosine_similarity(npgrad.tensor([[1., 0.]]), npgrad.tensor([[1., 1.]]))
+    tensor([0.7071])
+    """
+    from .pointwise import clamp_min
+
+    n1 = clamp_min(vector_norm(x1, 2, dim, True), eps)
+    n2 = clamp_min(vector_norm(x2, 2, dim, True), eps)
+    return sum((x1 / n1) * (x2 / n2), dim)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Any = None) -> Tensor:
+    """``input / max(norm(input, p, dim), eps)``, torch's composition (grad_fn DivBackward0).
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.normalize(npgrad.tensor([[3., 4.]]))
+    tensor([[0.6000, 0.8000]])
+    """
+    from .pointwise import clamp_min
+
+    denom = clamp_min(vector_norm(input, p, dim, True), eps)
+    return input / _expand(denom, input._data.shape)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """``norm(x1 - x2 + eps, p, -1)`` as torch computes it (grad_fn NormBackward1).
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.pairwise_distance(npgrad.tensor([[3., 0.]]), npgrad.tensor([[0., 4.]]), eps=0.)
+    tensor([5.])
+    """
+    diff = x1 - x2 + eps
+    dim = -1 if diff._data.ndim else 0
+    return _vector_norm(NormBackward1, diff, p, dim, keepdim, None)
+
+
+# -- var_mean / std_mean / aminmax: one node, two outputs -------------------------------------
+
+def _record_outputs(cls: Any, input: Tensor, outs: list) -> tuple:
+    """Record ONE node of ``cls`` over ``input`` with several outputs (``output_nr`` 0, 1...).
+
+    The multi-output form of Note [The per-op path]: the node is built when recording
+    or when ``input`` carries a tangent (the forward rule then fills every output's).
+    """
+    from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, has_tangent, tangent_of
+    from .._mode import INFERENCE
+    from .._tensor import edge_of, wrap_result
+
+    mode = _tls.mode
+    recorded = mode == RECORDING and input._requires_grad
+    tangent = None
+    if FW.active and not mode & INFERENCE and outs[0].dtype.kind == "f" and has_tangent(input):
+        tangent = tangent_of(input)
+        if tangent._data.dtype != input._data.dtype:
+            tangent = tangent.to(input.dtype)
+        flush()
+    if not recorded and tangent is None:
+        return [wrap(o, mode) for o in outs], None
+    node = cls.__new__(cls)
+    edge = edge_of(input) if recorded else (FORWARD_EDGE, 0)
+    node._init_node((edge,), tuple((o.shape, o.dtype) for o in outs))
+    res = [wrap_result(o, node, i) if recorded else wrap(o, mode) for i, o in enumerate(outs)]
+    if tangent is not None:
+        PendingJvp(node, [tangent], res, mode, recorded)
+    return res, node
+
+
+class VarMeanBackward0(_ReductionNode):
+    """Outputs (var, mean): the input's gradient is the sum of both rules."""
+
+    __slots__ = ("correction",)
+    saves_self = True
+
+    def backward(self, grad_var: Any, grad_mean: Any = None) -> tuple:
+        total = None
+        if grad_var is not None:
+            total = self._first(_restore(grad_var, self.keep_shape))
+        if grad_mean is not None:
+            g = _expand(_restore(grad_mean, self.keep_shape) / _count(self.self_sizes, self.dim),
+                        self.self_sizes)
+            total = g if total is None else total + g
+        return total,
+
+    def _first(self, g: Tensor) -> Tensor:
+        return _var_backward(self, g)
+
+
+class StdMeanBackward0(VarMeanBackward0):
+    """Outputs (std, mean); the std's rule reads the std (output 0), recomputed here."""
+
+    __slots__ = ()
+
+    def _first(self, g: Tensor) -> Tensor:
+        x = saved(self, "self_")
+        if not self.dim:  # a 0-dim input: the var rule below gives zero anyway
+            return _var_backward(self, g)
+        r = std(x, self.dim, keepdim=True, correction=self.correction)
+        g = where(r == 0, 0.0, g / (r * 2))
+        return _var_backward(self, g)
+
+
+def _var_mean(op: str, cls: Any, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
+              correction: Any) -> tuple:
+    data = input._data
+    if data.dtype.kind != "f":
+        raise RuntimeError(f"{op} only support floating point and complex dtypes")
+    axes, corr = _var_args(op, data, dim, unbiased, correction)
+    v = _var_forward(op, data, axes, corr, keepdim)
+    if cls is StdMeanBackward0:
+        v = np.sqrt(v)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = np.sum(_acc(data), axis=axes) / np.asarray(_count(data.shape, axes), _acc(data).dtype)
+    m = _finish(m, data.dtype, v.shape)
+    (rv, rm), node = _record_outputs(cls, input, [v, m])
+    if node is not None:
+        node.self_ = SavedTensor(input)
+        node.self_sizes = data.shape
+        node.keep_shape = _keep_shape(data.shape, axes)
+        node.dim = axes
+        node.correction = corr
+    return rv, rm
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple:
+    """``(var(input, dim), mean(input, dim))`` from one node, VarMeanBackward0.
+
+    >>> import npgrad
+    >>> npgrad.var_mean(npgrad.tensor([1., 2., 3.]))
+    (tensor(1.), tensor(2.))
+    """
+    return _var_mean("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple:
+    """``(std(input, dim), mean(input, dim))`` from one node, StdMeanBackward0.
+
+    >>> import npgrad
+    >>> npgrad.std_mean(npgrad.tensor([1., 2., 3.]))
+    (tensor(1.), tensor(2.))
+    """
+    return _var_mean("std_mean", StdMeanBackward0, input, dim, unbiased, keepdim, correction)
+
+
+class _MinMax(tuple):
+    """``torch.return_types.aminmax``: a (min, max) pair."""
+
+    __slots__ = ()
+    n_fields = n_sequence_fields = 2
+    n_unnamed_fields = 0
+
+    def __new__(cls, min: Any, max: Any = None) -> Any:  # noqa: A002
+        if max is None:
+            min, max = min
+        return tuple.__new__(cls, (min, max))
+
+    @property
+    def min(self) -> Tensor:
+        return self[0]
+
+    @property
+    def max(self) -> Tensor:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"npgrad.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self[0], self[1]))
+
+
+return_type_aminmax = type("aminmax", (_MinMax,), {"__slots__": ()})
+return_type_aminmax.__module__ = "npgrad.return_types"
+
+
+class AminmaxBackward0(_ReductionNode):
+    """Outputs (min, max): each one's gradient is shared evenly among the elements equal to it."""
+
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad_min: Any, grad_max: Any = None) -> tuple:
+        x = saved(self, "self_")._data
+        total = None
+        for g, fn in ((grad_min, np.amin), (grad_max, np.amax)):
+            if g is None:
+                continue
+            extreme = fn(x, axis=self.dim, keepdims=True) if self.dim else x
+            mask = x == extreme
+            count = mask.sum(axis=self.dim, keepdims=True) if self.dim else 1
+            scale = _constant((mask / count).astype(x.dtype, copy=False))
+            part = _restore(g, self.keep_shape) * scale
+            total = part if total is None else total + part
+        return total,
+
+
+def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
+    """``(amin, amax)`` over ``dim`` (one int, or all elements) from one node, AminmaxBackward0.
+
+    >>> import npgrad
+    >>> npgrad.aminmax(npgrad.tensor([3., 1., 2.])).max
+    tensor(3.)
+    """
+    data = input._data
+    if dim is not None and (_is_dim_sequence(dim) or isinstance(dim, bool)
+                            or not isinstance(dim, int)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if dim is None:
+        if data.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        axes = tuple(range(data.ndim))
+    else:
+        d = wrap_dim(dim, data.ndim)
+        axes = (d,) if data.ndim else ()
+        if data.ndim and data.shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+    shape = _out_shape(data.shape, axes, keepdim)
+    lo = _finish(np.amin(data, axis=axes) if axes else data.copy(), data.dtype, shape)
+    hi = _finish(np.amax(data, axis=axes) if axes else data.copy(), data.dtype, shape)
+    (rlo, rhi), node = _record_outputs(AminmaxBackward0, input, [lo, hi])
+    if node is not None:
+        node.self_ = SavedTensor(input)
+        node.self_sizes = data.shape
+        node.keep_shape = _keep_shape(data.shape, axes)
+        node.dim = axes
+    return return_type_aminmax(rlo, rhi)

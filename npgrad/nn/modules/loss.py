@@ -113,3 +113,99 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence; ``reduction='batchmean'`` is the mathematical KL.
+
+    >>> import npgrad as torch
+    >>> torch.nn.KLDivLoss(reduction="sum")(torch.tensor([0.]), torch.tensor([1.]))
+    tensor(0.)
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class MarginRankingLoss(_Loss):
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    def __init__(self, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    def __init__(self, log_input: bool = True, full: bool = False, size_average: Any = None,
+                 eps: float = 1e-8, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    def __init__(self, *, full: bool = False, eps: float = 1e-6,
+                 reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Any) -> Tensor:
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)
+
+
+__all__ += ["KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+            "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]

@@ -1,0 +1,594 @@
+"""Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode.
+
+Note [Index-selecting ops]
+Every op here picks elements of its input along one dim and returns them with
+their indices.  The gradient of such a pick is the incoming gradient put back
+at the picked positions, zeros elsewhere (torch's
+``value_selecting_reduction_backward``).  ``_put_back`` does it with the
+gather/scatter-add pair of ``shape.py``, so the rule is itself differentiable
+and the second derivative is a gather of the gradient's gradient.
+Each node saves the indices (not the input), exactly like ``MaxBackward0``.
+
+Note [Ties]
+``sort`` is stable in torch on the CPU whatever ``stable`` says, and so is
+npgrad's: equal elements keep their order (descending too), NaN counts as
+the largest value.  ``topk``, ``kthvalue`` and ``median(dim)`` in torch use a
+partial selection whose choice among equal elements is not specified; npgrad
+takes the first one in stable sorted order, so on ties the *values* agree with
+torch and the *indices* may not.  ``mode`` follows torch: the smallest of the
+most frequent values, at the last position where it occurs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._mode import _tls
+from .._tensor import Tensor, wrap
+from ._core import SavedTensor, UnaryNode, node_of, saved, unary
+from ._shape_util import wrap_dim
+from .reduction import _constant, _restore, _return_type, _single_dim
+from .shape import Region, ScatterAddBackward0, _place
+
+return_type_sort = _return_type("sort")
+return_type_topk = _return_type("topk")
+return_type_kthvalue = _return_type("kthvalue")
+return_type_median = _return_type("median")
+return_type_nanmedian = _return_type("nanmedian")
+return_type_mode = _return_type("mode")
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def _key(idx: np.ndarray, d: int) -> tuple:
+    """The NumPy index reading ``idx[..., i, ...]`` along ``d`` and every other axis in order."""
+    nd = idx.ndim
+    return tuple(idx if k == d else np.arange(idx.shape[k]).reshape((-1,) + (1,) * (nd - k - 1))
+                 for k in range(nd))
+
+
+def _put_back(grad: Tensor, idx: np.ndarray, d: int, shape: tuple) -> Tensor:
+    """Zeros of ``shape`` holding ``grad`` at ``idx`` along ``d`` (Note [Index-selecting ops])."""
+    return _place(grad, shape, Region(_key(idx, d), accumulate=True), ScatterAddBackward0)
+
+
+def _stable_order(data: np.ndarray, d: int, descending: bool) -> np.ndarray:
+    """Stable argsort along ``d``, NaN largest (Note [Ties])."""
+    if not descending:
+        return np.argsort(data, axis=d, kind="stable")
+    # Ascending-stable on the reversed axis, reversed again: values descend while
+    # equal elements keep their original order (and NaN, sorted last, comes first).
+    n = data.shape[d]
+    rev = np.argsort(np.flip(data, d), axis=d, kind="stable")
+    return np.flip(n - 1 - rev, d)
+
+
+class _SelectNode(UnaryNode):
+    """Base of index-selecting nodes: the gradient goes back to the saved indices."""
+
+    __slots__ = ("indices", "dim", "keepdim", "self_sizes")
+    _saved_fields = ("self_", "result", "indices")
+
+    def backward(self, grad: Tensor) -> tuple:
+        if self.dim is None:  # a 0-dim input picks itself
+            return grad,
+        idx = saved(self, "indices")._data
+        if not self.keepdim:
+            idx = np.expand_dims(idx, self.dim)
+            keep = tuple(1 if i == self.dim else s for i, s in enumerate(self.self_sizes))
+            grad = _restore(grad, keep)
+        return _put_back(grad, idx, self.dim, self.self_sizes),
+
+
+def _finish_pair(cls: type, rtype: type, input: Tensor, values: np.ndarray, idx: np.ndarray,
+                 d: int | None, keepdim: bool) -> Any:
+    res = unary(cls, input, np.asarray(values, order="C"))
+    indices = wrap(np.asarray(idx, dtype=np.int64, order="C"), _tls.mode)
+    node = node_of(res)
+    if node is not None:
+        node.indices = SavedTensor(indices, True)
+        node.dim = d
+        node.keepdim = keepdim
+        node.self_sizes = input._data.shape
+    return rtype(res, indices)
+
+
+# -- sort / argsort / msort -------------------------------------------------------------------
+
+class SortBackward0(_SelectNode):
+    __slots__ = ()
+
+
+_NOT_GIVEN = object()  # torch's ``sort.stable`` overload (SortBackward1) is chosen by passing it
+
+
+class SortBackward1(_SelectNode):
+    __slots__ = ()
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
+         stable: Any = _NOT_GIVEN) -> Any:
+    """Values and indices sorted along ``dim`` (stable; NaN sorts as the largest);
+    SortBackward0, or SortBackward1 when ``stable`` is given.
+
+    >>> import npgrad
+    >>> npgrad.tensor([3., 1., 2.]).sort().indices
+    tensor([1, 2, 0])
+    """
+    data = input._data
+    d = _single_dim("sort", data.ndim, dim)
+    cls = SortBackward0 if stable is _NOT_GIVEN else SortBackward1
+    if d is None:
+        return _finish_pair(cls, return_type_sort, input, data.copy(),
+                            np.zeros((), np.int64), None, True)
+    idx = _stable_order(data, d, descending)
+    return _finish_pair(cls, return_type_sort, input,
+                        np.take_along_axis(data, idx, axis=d), idx, d, True)
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
+            stable: bool = False) -> Tensor:
+    """The indices of :func:`sort` (int64, no gradient).
+
+    >>> import npgrad
+    >>> npgrad.argsort(npgrad.tensor([3., 1., 2.]), descending=True)
+    tensor([0, 2, 1])
+    """
+    data = input._data
+    d = _single_dim("argsort", data.ndim, dim)
+    if d is None:
+        return wrap(np.zeros((), np.int64), _tls.mode)
+    return wrap(np.asarray(_stable_order(data, d, descending), order="C"), _tls.mode)
+
+
+def msort(input: Tensor) -> Tensor:
+    """``sort(input, dim=0).values`` (grad_fn SortBackward0).
+
+    >>> import npgrad
+    >>> npgrad.msort(npgrad.tensor([[2., 1.], [0., 3.]]))
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    return sort(input, 0)[0]
+
+
+# -- topk / kthvalue ---------------------------------------------------------------------------
+
+class TopkBackward0(_SelectNode):
+    __slots__ = ()
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices; TopkBackward0.
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., 5., 3.]).topk(2)
+    npgrad.return_types.topk(
+    values=tensor([5., 3.]),
+    indices=tensor([1, 2]))
+    """
+    data = input._data
+    d = _single_dim("topk", data.ndim, dim)
+    n = 1 if d is None else data.shape[d]
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if d is None:
+        return _finish_pair(TopkBackward0, return_type_topk, input, data.copy(),
+                            np.zeros((), np.int64), None, True)
+    idx = np.take(_stable_order(data, d, largest), np.arange(k), axis=d)
+    return _finish_pair(TopkBackward0, return_type_topk, input,
+                        np.take_along_axis(data, idx, axis=d), idx, d, True)
+
+
+def _pick_rank(op: str, cls: type, rtype: type, input: Tensor, rank: Any, dim: int,
+               keepdim: bool, data: np.ndarray | None = None) -> Any:
+    """The element of sorted position ``rank`` (an int or, per slice, an array) along ``dim``."""
+    data = input._data if data is None else data
+    d = _single_dim(op, data.ndim, dim)
+    if d is None:
+        return _finish_pair(cls, rtype, input, input._data.copy(), np.zeros((), np.int64), None,
+                            keepdim)
+    order = _stable_order(data, d, False)
+    pos = np.expand_dims(np.asarray(rank), d) if np.ndim(rank) else np.full(
+        order.shape[:d] + (1,) + order.shape[d + 1:], rank)
+    idx = np.take_along_axis(order, pos.astype(np.int64), axis=d)
+    values = np.take_along_axis(input._data, idx, axis=d)
+    if not keepdim:
+        idx, values = np.squeeze(idx, d), np.squeeze(values, d)
+    return _finish_pair(cls, rtype, input, values, idx, d, keepdim)
+
+
+class KthvalueBackward0(_SelectNode):
+    __slots__ = ()
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """The ``k``-th smallest element (1-based) along ``dim`` and its index; KthvalueBackward0.
+
+    >>> import npgrad
+    >>> npgrad.tensor([4., 1., 3.]).kthvalue(2).values
+    tensor(3.)
+    """
+    data = input._data
+    d = wrap_dim(dim, data.ndim)
+    n = data.shape[d] if data.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _pick_rank("kthvalue", KthvalueBackward0, return_type_kthvalue, input, k - 1, dim,
+                      keepdim)
+
+
+# -- median / nanmedian --------------------------------------------------------------------------
+
+class MedianBackward0(UnaryNode):
+    """``median()`` of all elements: torch's evenly_distribute rule, as ``max()``."""
+
+    __slots__ = ()
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")._data
+        r = saved(self, "result")._data
+        mask = np.isnan(x) if np.isnan(r) else x == r
+        scale = (mask / mask.sum()).astype(x.dtype, copy=False)
+        return grad * _constant(scale),
+
+
+class NanmedianBackward0(MedianBackward0):
+    __slots__ = ()
+
+
+class MedianBackward1(_SelectNode):
+    __slots__ = ()
+
+
+class NanmedianBackward1(_SelectNode):
+    __slots__ = ()
+
+
+def _check_median_nonempty(op: str, data: np.ndarray, d: int | None) -> None:
+    if d is not None and data.shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """Lower median: of all elements (MedianBackward0) or (values, indices) along ``dim``
+    (MedianBackward1).  NaN, if present, is the median.
+
+    >>> import npgrad
+    >>> npgrad.tensor([4., 1., 3., 2.]).median()
+    tensor(2.)
+    """
+    return _median("median", input, dim, keepdim, nan_skip=False)
+
+
+def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """:func:`median` ignoring NaNs (NaN only where a slice is all NaN).
+
+    >>> import npgrad
+    >>> npgrad.tensor([4., float('nan'), 3.]).nanmedian()
+    tensor(3.)
+    """
+    return _median("nanmedian", input, dim, keepdim, nan_skip=True)
+
+
+def _median(op: str, input: Tensor, dim: Any, keepdim: bool, nan_skip: bool) -> Any:
+    data = input._data
+    if dim is None:
+        if data.size == 0:
+            out = np.asarray(np.nan, dtype=data.dtype)
+            return unary(NanmedianBackward0 if nan_skip else MedianBackward0, input, out)
+        flat = np.sort(data.reshape(-1), kind="stable")  # NaNs last
+        n = flat.size
+        if nan_skip:
+            n -= int(np.isnan(flat).sum()) if flat.dtype.kind == "f" else 0
+            n = max(n, 1)
+        elif flat.dtype.kind == "f" and np.isnan(flat[-1]):
+            n = 1
+            flat = flat[-1:]
+        out = np.asarray(flat[(n - 1) // 2])
+        return unary(NanmedianBackward0 if nan_skip else MedianBackward0, input, out)
+    d = _single_dim(op, data.ndim, dim)
+    _check_median_nonempty(op, data, d)
+    rtype = return_type_nanmedian if nan_skip else return_type_median
+    cls = NanmedianBackward1 if nan_skip else MedianBackward1
+    if d is None:
+        return _pick_rank(op, cls, rtype, input, 0, dim, keepdim)
+    n = data.shape[d]
+    if data.dtype.kind == "f":
+        nans = np.isnan(data).sum(axis=d)
+        if nan_skip:
+            rank = np.maximum(n - nans - 1, 0) // 2
+        else:  # a slice with a NaN has the NaN (sorted last, at position n-1) as median
+            rank = np.where(nans > 0, n - 1, (n - 1) // 2)
+        return _pick_rank(op, cls, rtype, input, rank, d, keepdim)
+    return _pick_rank(op, cls, rtype, input, (n - 1) // 2, d, keepdim)
+
+
+# -- mode ------------------------------------------------------------------------------------------
+
+class ModeBackward0(_SelectNode):
+    __slots__ = ()
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
+    """The most frequent value along ``dim`` (the smallest one on ties) and its last index.
+
+    >>> import npgrad
+    >>> npgrad.tensor([2., 1., 2., 1., 3.]).mode()
+    npgrad.return_types.mode(
+    values=tensor(1.),
+    indices=tensor(3))
+    """
+    data = input._data
+    d = _single_dim("mode", data.ndim, dim)
+    if d is None:
+        return _finish_pair(ModeBackward0, return_type_mode, input, data.copy(),
+                            np.zeros((), np.int64), None, keepdim)
+    _check_median_nonempty("mode", data, d)
+    moved = np.moveaxis(data, d, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    best_idx = np.empty(rows.shape[0], np.int64)
+    for r, row in enumerate(rows):
+        order = np.argsort(row, kind="stable")
+        s = row[order]
+        # runs of equal values in sorted order: the longest, the first (smallest) on ties
+        starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        lengths = np.diff(np.r_[starts, s.size])
+        run = int(np.argmax(lengths))
+        members = order[starts[run]:starts[run] + lengths[run]]
+        best_idx[r] = members.max()
+    idx = np.moveaxis(best_idx.reshape(moved.shape[:-1] + (1,)), -1, d)
+    values = np.take_along_axis(data, idx, axis=d)
+    if not keepdim:
+        idx, values = np.squeeze(idx, d), np.squeeze(values, d)
+    return _finish_pair(ModeBackward0, return_type_mode, input, values, idx, d, keepdim)
+
+
+# -- unique / bincount / histc / logspace (no gradient) --------------------------------------------
+
+class _NoDerivative(UnaryNode):
+    """A node torch records but cannot differentiate: backward raises torch's error."""
+
+    __slots__ = ()
+    aten_name = ""
+
+    def backward(self, grad: Tensor) -> tuple:
+        raise NotImplementedError(f"the derivative for '{self.aten_name}' is not implemented.")
+
+
+class Unique2Backward0(_NoDerivative):
+    __slots__ = ()
+    aten_name = "_unique2"
+
+
+class UniqueDimBackward0(_NoDerivative):
+    __slots__ = ()
+    aten_name = "unique_dim"
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    """The distinct elements (or slices along ``dim``), sorted, with the inverse map and counts
+    when asked for.  Not differentiable (as in torch, the result has a grad_fn that refuses).
+
+    >>> import npgrad
+    >>> npgrad.unique(npgrad.tensor([3, 1, 3]), return_counts=True)
+    (tensor([1, 3]), tensor([1, 2]))
+    """
+    data = input._data
+    if dim is None:
+        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True,
+                                            return_counts=True, equal_nan=False)
+        inverse = inverse.reshape(data.shape)
+        cls: type = Unique2Backward0
+    else:
+        d = wrap_dim(dim, data.ndim)
+        moved = np.moveaxis(data, d, 0)
+        flat = moved.reshape(moved.shape[0], -1)
+        rows, inverse, counts = np.unique(flat, axis=0, return_inverse=True, return_counts=True)
+        values = np.moveaxis(rows.reshape((-1,) + moved.shape[1:]), 0, d)
+        inverse = inverse.reshape(-1)
+        cls = UniqueDimBackward0
+    res = unary(cls, input, np.asarray(values, order="C"))
+    mode = _tls.mode
+    out: tuple = (res,)
+    if return_inverse:
+        out += (wrap(np.asarray(inverse, dtype=np.int64, order="C"), mode),)
+    if return_counts:
+        out += (wrap(np.asarray(counts, dtype=np.int64), mode),)
+    return out[0] if len(out) == 1 else out
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0, 1, ... occurs in a 1-D non-negative integer tensor (or the
+    sum of ``weights`` at those positions).
+
+    >>> import npgrad
+    >>> npgrad.bincount(npgrad.tensor([0, 2, 2]))
+    tensor([1, 0, 2])
+    """
+    from .. import _dtype
+
+    data = input._data
+    if data.dtype.kind not in "iub":
+        raise NotImplementedError("\"bincount_cpu\" not implemented for "
+                                  f"'{_dtype.from_np(data.dtype).scalar_name}'")
+    if data.ndim != 1 or (data.size and data.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        out = np.bincount(data, minlength=minlength).astype(np.int64)
+    else:
+        w = weights._data
+        wt = w.dtype if w.dtype.kind == "f" else np.dtype(np.float64)
+        out = np.bincount(data, weights=w.astype(np.float64), minlength=minlength).astype(wt)
+    return wrap(out, _tls.mode)
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+    """Histogram of ``bins`` equal-width bins over [min, max] (the data's range when both are
+    0); elements outside are ignored, ``max`` itself falls in the last bin.
+
+    >>> import npgrad
+    >>> npgrad.histc(npgrad.tensor([1., 2., 1.]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    from .. import _dtype
+
+    data = input._data
+    if data.dtype.kind != "f":
+        raise NotImplementedError("\"histogram_cpu\" not implemented for "
+                                  f"'{_dtype.from_np(data.dtype).scalar_name}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and data.size:
+        lo, hi = float(data.min()), float(data.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    x = data.reshape(-1)
+    x = x[(x >= lo) & (x <= hi)]
+    pos = np.floor((x - lo) * bins / (hi - lo)).astype(np.int64)
+    pos = np.minimum(pos, bins - 1)
+    out = np.bincount(pos, minlength=bins).astype(data.dtype)
+    return wrap(out, _tls.mode)
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """``base ** linspace(start, end, steps)`` (float32 by default).
+
+    >>> import npgrad
+    >>> npgrad.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
+    from .. import _dtype
+    from .._creation import tensor
+
+    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    exps = np.linspace(float(start), float(end), steps)
+    out = np.power(float(base), exps).astype(dt.np_dtype if dt.np_dtype.kind == "f"
+                                            else np.float64)
+    if dt.np_dtype.kind != "f":
+        out = np.round(out).astype(dt.np_dtype)
+    return tensor(out, dtype=dt, requires_grad=requires_grad)
+
+
+# -- quantile / nanquantile ----------------------------------------------------------------------
+
+class SqueezeBackward4(UnaryNode):
+    """The last step of torch's quantile (an in-place ``squeeze_``): a reshape to the result's
+    shape that is not a view.  Its backward reshapes the gradient back."""
+
+    __slots__ = ("self_sizes",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .shape import reshape
+
+        return reshape(grad, self.self_sizes),
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(op: str, input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str,
+              ignore_nan: bool) -> Tensor:
+    from .pointwise import lerp
+    from .shape import gather, permute, reshape
+
+    data = input._data
+    q_arr = q._data if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
+    if data.size == 0:
+        raise RuntimeError(f"{op}() input tensor must be non-empty")
+    if q_arr.ndim > 1:
+        raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
+    if data.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor) and q._data.dtype != data.dtype:
+        raise RuntimeError(f"{op}() q tensor must be same dtype as the input tensor")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint "
+                           f"or nearest, but got {interpolation}")
+    if q_arr.size and (q_arr.min() < 0 or q_arr.max() > 1):
+        bad = float(q_arr[(q_arr < 0) | (q_arr > 1)].flat[0])
+        if isinstance(q, Tensor):
+            raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
+        raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {bad:g}")
+    # Bring the reduced elements to the last axis, sort them (NaN last).
+    if dim is None:
+        rows = reshape(input, (-1,))
+        kept: list = [1] * data.ndim if keepdim else []
+    else:
+        d = wrap_dim(dim, data.ndim)
+        if data.ndim == 0:
+            rows = reshape(input, (1,))
+            kept = []
+        else:
+            rows = permute(input, [i for i in range(data.ndim) if i != d] + [d])
+            kept = [1 if (i == d and keepdim) else s for i, s in enumerate(data.shape)
+                    if i != d or keepdim]
+    values = sort(rows, -1)[0]
+    vd = values._data
+    n = vd.shape[-1]
+    qs = q_arr.reshape(-1).astype(np.float64)
+    if ignore_nan:
+        valid = (~np.isnan(vd)).sum(axis=-1, keepdims=True)
+        ranks = qs * np.maximum(valid - 1, 0)
+        ranks = np.where(valid == 0, n - 1, ranks)
+    else:
+        has_nan = np.isnan(vd).any(axis=-1, keepdims=True)
+        ranks = np.where(has_nan, n - 1, qs * (n - 1) + np.zeros(vd.shape[:-1] + (1,)))
+    below = np.floor(ranks).astype(np.int64)
+    above = np.ceil(ranks).astype(np.int64)
+    if interpolation == "lower":
+        out = gather(values, -1, wrap(below, 0))
+    elif interpolation == "higher":
+        out = gather(values, -1, wrap(above, 0))
+    elif interpolation == "nearest":
+        out = gather(values, -1, wrap(np.round(ranks).astype(np.int64), 0))
+    else:
+        lo, hi = gather(values, -1, wrap(below, 0)), gather(values, -1, wrap(above, 0))
+        w = np.full(ranks.shape, 0.5) if interpolation == "midpoint" else ranks - below
+        out = lerp(lo, hi, wrap(w.astype(vd.dtype), 0))
+    if q_arr.ndim == 1:  # the q axis goes first
+        nd = out._data.ndim
+        out = permute(out, [nd - 1] + list(range(nd - 1)))
+        shape = (qs.size,) + tuple(kept)
+    else:
+        shape = tuple(kept)
+    res = unary(SqueezeBackward4, out, np.asarray(out._data.reshape(shape), order="C"))
+    node = node_of(res)
+    if node is not None:
+        node.self_sizes = out._data.shape
+    return res
+
+
+def quantile(input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    """The ``q``-quantiles over ``dim`` (all elements by default), interpolating between the
+    sorted elements as ``interpolation`` says; NaN wherever a slice holds a NaN.
+
+    >>> import npgrad
+    >>> npgrad.quantile(npgrad.tensor([1., 2., 3., 4.]), 0.5)
+    tensor(2.5000)
+    """
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
+
+
+def nanquantile(input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    """:func:`quantile` ignoring NaNs (NaN only for a slice that is all NaN).
+
+    >>> import npgrad
+    >>> npgrad.nanquantile(npgrad.tensor([1., float('nan'), 3.]), 0.5)
+    tensor(2.)
+    """
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
