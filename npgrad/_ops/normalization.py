@@ -167,3 +167,89 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     out = np.ascontiguousarray(out, dtype=x.dtype)
     return _norm_record(NativeLayerNormBackward0, input, weight, bias, out, axes, param_shape,
                         shape, eps, None)
+
+
+# -- group and instance norm: composites over layer_norm ----------------------------------
+#
+# Note [Group and instance norm as composites]
+# Both normalise each sample over a block of its elements: group norm over the
+# channels of one group and all spatial positions, instance norm over the spatial
+# positions of one channel.  Viewed as ``(N, blocks, block_size)`` that is a
+# layer norm over the last dim, so they reuse NativeLayerNormBackward0 (values,
+# gradients, double backward and tangents included) and add the per-channel
+# affine with ordinary ops.  The output's grad_fn is therefore not torch's
+# NativeGroupNormBackward0 (group norm) but an AddBackward0/MulBackward0/ViewBackward0.
+
+def _channel_affine(out: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    from .shape import reshape
+
+    shape = (1, -1) + (1,) * (out._data.ndim - 2)
+    if weight is not None:
+        out = out * reshape(weight, shape)
+    if bias is not None:
+        out = out + reshape(bias, shape)
+    return out
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
+    """Normalize each sample over groups of ``C // num_groups`` channels (see the Note above)."""
+    from .shape import reshape
+
+    x = input._data
+    if x.ndim < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{x.ndim}")
+    n, c = x.shape[0], x.shape[1]
+    if c % num_groups != 0:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape [{', '.join(map(str, x.shape))}] and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != c):
+            # torch's bias message prints the weight's shape ([0] without a weight)
+            shown = t._data.shape if name == "weight" else \
+                (weight._data.shape if weight is not None else (0,))
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"[{', '.join(map(str, shown))}] and input of shape "
+                               f"[{', '.join(map(str, x.shape))}]")
+    block = (c // num_groups) * math.prod(x.shape[2:])
+    flat = reshape(input, (n, num_groups, block))
+    out = reshape(layer_norm(flat, (block,), None, None, eps), x.shape)
+    return _channel_affine(out, weight, bias)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """Normalize each channel of each sample over its spatial positions.
+
+    With ``use_input_stats`` the running statistics (when given) are updated as
+    torch does: the batch mean of the per-instance means and unbiased variances.
+    Without it the running statistics normalize, as batch norm's eval mode.
+    """
+    from .shape import reshape
+
+    x = input._data
+    n, c = x.shape[0], x.shape[1]
+    if use_input_stats:
+        spatial = math.prod(x.shape[2:])
+        if spatial == 1:
+            raise ValueError("Expected more than 1 spatial element when training, got input "
+                             f"size {_size(x.shape)}")
+        flat = reshape(input, (n, c, spatial))
+        out = reshape(layer_norm(flat, (spatial,), None, None, eps), x.shape)
+        if running_mean is not None:
+            xs = x.reshape(n, c, spatial).astype(np.float64)
+            mu = xs.mean(axis=2).mean(axis=0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                var = xs.var(axis=2, ddof=1).mean(axis=0)
+            rm, rv = running_mean._data, running_var._data
+            np.copyto(rm, (1 - momentum) * rm + momentum * mu, casting="unsafe")
+            np.copyto(rv, (1 - momentum) * rv + momentum * var, casting="unsafe")
+            bump_version(running_mean)
+            bump_version(running_var)
+        return _channel_affine(out, weight, bias)
+    return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)

@@ -1,4 +1,4 @@
-"""Containers: Sequential (chained forward), ModuleList and ModuleDict (registered collections)."""
+"""Containers: Sequential (chained forward), ModuleList, ModuleDict and the parameter ones."""
 from __future__ import annotations
 
 import operator
@@ -7,9 +7,11 @@ from collections.abc import Iterable, Mapping
 from itertools import islice
 from typing import Any, Iterator
 
-from .module import Module, _addindent
+from ..._tensor import Tensor
+from ..parameter import Parameter
+from .module import Module, _addindent, _typename
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 class Sequential(Module):
@@ -255,3 +257,217 @@ class ModuleDict(Module):
                     raise ValueError("ModuleDict update sequence element #" + str(j)
                                      + " has length " + str(len(m)) + "; 2 is required")
                 self[m[0]] = m[1]
+
+
+def _param_line(key: Any, p: Any, type_name: str) -> str:
+    """One line of a parameter container's repr (torch's text)."""
+    if isinstance(p, Tensor):
+        size_str = "x".join(str(s) for s in p.size())
+        kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+        return f"  ({key}): {kind} containing: [{type_name} of size {size_str}]"
+    return f"  ({key}): Object of type: {type(p).__name__}"
+
+
+class ParameterList(Module):
+    """A list of parameters, registered under ``"0"``, ``"1"``...; tensors become Parameters.
+
+    >>> import npgrad as torch
+    >>> pl = torch.nn.ParameterList([torch.zeros(2)])
+    >>> [name for name, _ in pl.named_parameters()]
+    ['0']
+    """
+
+    def __init__(self, values: Iterable | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _get_abs_string_index(self, idx: int) -> str:
+        idx = operator.index(idx)
+        if not (-len(self) <= idx < len(self)):
+            raise IndexError(f"index {idx} is out of range")
+        if idx < 0:
+            idx += len(self)
+        return str(idx)
+
+    def __getitem__(self, idx: Any) -> Any:
+        if isinstance(idx, slice):
+            out = self.__class__()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._get_abs_string_index(idx))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        # every way of adding an entry ends here: the one place that wraps tensors
+        key = self._get_abs_string_index(idx)
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, key, param)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters: Iterable) -> ParameterList:
+        return self.extend(parameters)
+
+    def __dir__(self) -> list:
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value: Any) -> ParameterList:
+        new_idx = len(self)
+        self._size += 1
+        self[new_idx] = value
+        return self
+
+    def extend(self, values: Iterable) -> ParameterList:
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        # torch prints the dtype here (``torch.float32``), the legacy type name in ParameterDict
+        return "\n".join(_param_line(k, p, str(p.dtype) if isinstance(p, Tensor) else "")
+                         for k, p in enumerate(self))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters, registered under their keys; tensors become Parameters.
+
+    A plain ``dict`` argument is added in sorted key order (as torch does); an
+    ``OrderedDict``, a ParameterDict or a sequence of pairs keeps its order.
+
+    >>> import npgrad as torch
+    >>> pd = torch.nn.ParameterDict({"b": torch.zeros(1), "a": torch.ones(1)})
+    >>> list(pd.keys())
+    ['a', 'b']
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key_to_attr(self, key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a "
+                            f"string (type is '{type(key).__name__}'). Open an issue on github if "
+                            "you need non-string keys.")
+        return key
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._key_to_attr(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._keys[key] = None
+        attr = self._key_to_attr(key)
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._keys)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def copy(self) -> ParameterDict:
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for k in self._keys.copy():
+            del self[k]
+
+    def pop(self, key: str) -> Any:
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self) -> tuple:
+        k, _ = self._keys.popitem()
+        self._keys[k] = None
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable, default: Any = None) -> ParameterDict:
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self) -> Any:
+        return self._keys.keys()
+
+    def items(self) -> Iterator:
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self) -> Iterator:
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters: Any) -> None:
+        if not isinstance(parameters, Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of "
+                            "key/value pairs, but got " + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, Iterable):
+                    raise TypeError("ParameterDict update sequence element #" + str(j)
+                                    + " should be Iterable; is" + type(p).__name__)
+                if not len(p) == 2:
+                    raise ValueError("ParameterDict update sequence element #" + str(j)
+                                     + " has length " + str(len(p)) + "; 2 is required")
+                self[p[0]] = p[1]
+
+    def extra_repr(self) -> str:
+        return "\n".join(_param_line(k, p, _typename(p) if isinstance(p, Tensor) else "")
+                         for k, p in self.items())
+
+    def __call__(self, input: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self

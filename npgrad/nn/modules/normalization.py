@@ -1,6 +1,8 @@
-"""Normalization layers: BatchNorm1d, BatchNorm2d (running statistics as buffers) and LayerNorm."""
+"""Normalization layers: BatchNorm1d/2d, InstanceNorm1d/2d (running statistics as buffers),
+LayerNorm and GroupNorm."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ... import _creation, _dtype
@@ -9,7 +11,8 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d"]
 
 
 class _NormBase(Module):
@@ -153,3 +156,121 @@ class LayerNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Normalize each sample over groups of channels, then a per-channel scale and shift.
+
+    >>> import npgrad as torch
+    >>> torch.nn.GroupNorm(2, 4)
+    GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(_creation.empty(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_creation.empty(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class _InstanceNorm(_NormBase):
+    _no_batch_dim = 0  # the input rank without a batch dim, set by the subclasses
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        dims = (self._no_batch_dim, self._no_batch_dim + 1)
+        if input.dim() not in dims:
+            raise ValueError(f"expected {dims[0]}D or {dims[1]}D input (got {input.dim()}D input)")
+
+    def _apply_instance_norm(self, input: Tensor) -> Tensor:
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._no_batch_dim
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          "can silence this warning by not passing in num_features, which is not "
+                          "used because affine=False", stacklevel=2)
+        if input.dim() == self._no_batch_dim:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        version = local_metadata.get("version", None)
+        if version is None and not self.track_running_stats:
+            # checkpoints from before 0.4.0 carry running stats this layer no longer keeps
+            keys = [prefix + n for n in ("running_mean", "running_var")
+                    if prefix + n in state_dict]
+            if keys:
+                klass = type(self).__name__
+                error_msgs.append(
+                    "Unexpected running stats buffer(s) {names} for {klass} with "
+                    "track_running_stats=False. If state_dict is a checkpoint saved before "
+                    "0.4.0, this may be expected because {klass} does not track running stats "
+                    "by default since 0.4.0. Please remove these keys from state_dict. If the "
+                    "running stats are actually needed, instead set track_running_stats=True in "
+                    "{klass} to enable them. See the documentation of {klass} for details."
+                    .format(names=" and ".join(f'"{k}"' for k in keys), klass=klass))
+                for key in keys:
+                    state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over ``(N, C, L)`` or unbatched ``(C, L)`` inputs.
+
+    >>> import npgrad as torch
+    >>> torch.nn.InstanceNorm1d(3)
+    InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    """
+
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over ``(N, C, H, W)`` or unbatched ``(C, H, W)`` inputs."""
+
+    _no_batch_dim = 3
