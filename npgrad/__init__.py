@@ -48,8 +48,41 @@ from ._ops.shape import (  # noqa: F401
 )
 from ._ops.indexing import nonzero  # noqa: F401
 # torch-level functions: special functions and activations [special]
+from ._ops.special import (  # noqa: F401
+    acos, acos_, acosh, acosh_, addcdiv, addcmul, arccos, arccosh, arcsin, arcsinh, arctan,
+    arctan2, arctanh, asin, asin_, asinh, asinh_, atan, atan_, atan2, atanh, atanh_, cosh,
+    cosh_, erf, erf_, erfc, erfc_, exp2, exp2_, hypot, logaddexp, nan_to_num, nan_to_num_,
+    sinh, sinh_, xlogy, xlogy_,
+)
+from ._ops.activation import celu, celu_, selu, selu_  # noqa: F401
 # torch-level functions: shape, indexing and creation [shape]
+from ._ops.arrange import (  # noqa: E402,F401
+    argwhere, atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to,
+    cartesian_prod, column_stack, combinations, diag, diag_embed, diagflat, diagonal_scatter,
+    dsplit, dstack, fliplr, flipud, hsplit, hstack, kron, meshgrid, moveaxis, movedim,
+    narrow_copy, ravel, repeat_interleave, roll, rot90, row_stack, select_scatter, slice_scatter,
+    tensor_split, tile, trace, tril, triu, vsplit, vstack,
+)
+from ._ops.indexing import (  # noqa: E402,F401
+    index_add, index_copy, index_fill, index_put, masked_scatter, masked_select, scatter,
+    scatter_add, scatter_reduce, take, take_along_dim,
+)
+from ._creation import tril_indices, triu_indices  # noqa: E402,F401
 # torch-level functions: sorting, scans, reductions and products [sorting]
+from ._ops.sorting import (  # noqa: F401
+    argsort, kthvalue, median, mode, msort, nanmedian, sort, topk,
+)
+from ._ops.reduction import cummax, cummin, cumprod, logcumsumexp  # noqa: F401
+from ._ops.reduction import (  # noqa: F401
+    cdist, count_nonzero, dist, nanmean, nansum,
+)
+from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross  # noqa: F401
+from . import linalg  # noqa: F401
+from ._ops.sorting import bincount, histc, logspace, unique  # noqa: F401
+from ._ops.reduction import std_mean, var_mean  # noqa: F401
+from ._ops.reduction import aminmax  # noqa: F401
+from ._ops.sorting import nanquantile, quantile  # noqa: F401
+from ._ops.einsum import einsum  # noqa: F401
 from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, no_grad, set_grad_enabled,

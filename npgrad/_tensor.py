@@ -1164,10 +1164,400 @@ class Tensor:
         return normal_(self, mean, std, generator=generator)
 
     # -- methods: special functions and activations [special] --
+    def asin(self) -> Tensor:
+        return asin(self)
+
+    arcsin = asin
+
+    def acos(self) -> Tensor:
+        return acos(self)
+
+    arccos = acos
+
+    def atan(self) -> Tensor:
+        return atan(self)
+
+    arctan = atan
+
+    def sinh(self) -> Tensor:
+        return sinh(self)
+
+    def cosh(self) -> Tensor:
+        return cosh(self)
+
+    def asinh(self) -> Tensor:
+        return asinh(self)
+
+    arcsinh = asinh
+
+    def acosh(self) -> Tensor:
+        return acosh(self)
+
+    arccosh = acosh
+
+    def atanh(self) -> Tensor:
+        return atanh(self)
+
+    arctanh = atanh
+
+    def atan2(self, other: Tensor) -> Tensor:
+        return atan2(self, other)
+
+    arctan2 = atan2
+
+    def hypot(self, other: Tensor) -> Tensor:
+        return hypot(self, other)
+
+    def erf(self) -> Tensor:
+        return erf(self)
+
+    def erfc(self) -> Tensor:
+        return erfc(self)
+
+    def exp2(self) -> Tensor:
+        return exp2(self)
+
+    def logaddexp(self, other: Tensor) -> Tensor:
+        return logaddexp(self, other)
+
+    def xlogy(self, other: Any) -> Tensor:
+        return xlogy(self, other)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
+                   neginf: float | None = None) -> Tensor:
+        return nan_to_num(self, nan, posinf, neginf)
+
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        return addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        return addcdiv(self, tensor1, tensor2, value=value)
+
+    def asin_(self) -> Tensor:
+        return asin_(self)
+
+    arcsin_ = asin_
+
+    def acos_(self) -> Tensor:
+        return acos_(self)
+
+    arccos_ = acos_
+
+    def atan_(self) -> Tensor:
+        return atan_(self)
+
+    arctan_ = atan_
+
+    def sinh_(self) -> Tensor:
+        return sinh_(self)
+
+    def cosh_(self) -> Tensor:
+        return cosh_(self)
+
+    def asinh_(self) -> Tensor:
+        return asinh_(self)
+
+    arcsinh_ = asinh_
+
+    def acosh_(self) -> Tensor:
+        return acosh_(self)
+
+    arccosh_ = acosh_
+
+    def atanh_(self) -> Tensor:
+        return atanh_(self)
+
+    arctanh_ = atanh_
+
+    def atan2_(self, other: Tensor) -> Tensor:
+        return atan2_(self, other)
+
+    arctan2_ = atan2_
+
+    def hypot_(self, other: Tensor) -> Tensor:
+        return hypot_(self, other)
+
+    def erf_(self) -> Tensor:
+        return erf_(self)
+
+    def erfc_(self) -> Tensor:
+        return erfc_(self)
+
+    def exp2_(self) -> Tensor:
+        return exp2_(self)
+
+    def xlogy_(self, other: Any) -> Tensor:
+        return xlogy_(self, other)
+
+    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None,
+                    neginf: float | None = None) -> Tensor:
+        return nan_to_num_(self, nan, posinf, neginf)
+
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        return addcmul_(self, tensor1, tensor2, value=value)
+
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        return addcdiv_(self, tensor1, tensor2, value=value)
 
     # -- methods: shape, indexing and creation [shape] --
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_ones(self, *size, dtype=dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_empty(self, *size, dtype=dtype, requires_grad=requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_full(self, size, fill_value, dtype=dtype,
+                                  requires_grad=requires_grad)
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_tensor(self, data, dtype=dtype, requires_grad=requires_grad)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        return _arrange.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        return _arrange.triu(self, diagonal)
+
+    def tril_(self, diagonal: int = 0) -> Tensor:
+        return _arrange.tril_(self, diagonal)
+
+    def triu_(self, diagonal: int = 0) -> Tensor:
+        return _arrange.triu_(self, diagonal)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        return _arrange.roll(self, shifts, dims)
+
+    def rot90(self, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+        return _arrange.rot90(self, k, dims)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        return _arrange.diag(self, diagonal)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+        return _arrange.diag_embed(self, offset, dim1, dim2)
+
+    def trace(self) -> Tensor:
+        return _arrange.trace(self)
+
+    def tile(self, *dims: Any) -> Tensor:
+        return _arrange.tile(self, *dims)
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        return _arrange.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def repeat_interleave(self, repeats: Any = None, dim: Any = None, *,
+                          output_size: Any = None) -> Tensor:
+        return _arrange.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def kron(self, other: Tensor) -> Tensor:
+        return _arrange.kron(self, other)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        return _indexing.masked_select(self, mask)
+
+    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+                reduce: Any = None) -> Tensor:
+        return _indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+                 reduce: Any = None) -> Tensor:
+        return _indexing.scatter_(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return _indexing.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        return _indexing.scatter_add_(self, dim, index, src)
+
+    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        return _indexing.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                        include_self: bool = True) -> Tensor:
+        return _indexing.scatter_reduce_(self, dim, index, src, reduce,
+                                         include_self=include_self)
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return _indexing.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        return _indexing.index_add_(self, dim, index, source, alpha=alpha)
+
+    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return _indexing.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return _indexing.index_copy_(self, dim, index, source)
+
+    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        return _indexing.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        return _indexing.index_fill_(self, dim, index, value)
+
+    def take(self, index: Tensor) -> Tensor:
+        return _indexing.take(self, index)
+
+    def take_along_dim(self, indices: Tensor, dim: Any = None) -> Tensor:
+        return _indexing.take_along_dim(self, indices, dim)
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        return _indexing.unfold(self, dimension, size, step)
+
+    def index_put(self, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
+        return _indexing.index_put(self, indices, values, accumulate)
+
+    def index_put_(self, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
+        return _indexing.index_put_(self, indices, values, accumulate)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        return _indexing.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        return _indexing.masked_scatter_(self, mask, source)
+
+    def fliplr(self) -> Tensor:
+        return _arrange.fliplr(self)
+
+    def flipud(self) -> Tensor:
+        return _arrange.flipud(self)
+
+    def ravel(self) -> Tensor:
+        return _arrange.ravel(self)
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
+        return _arrange.tensor_split(self, indices_or_sections, dim)
+
+    def hsplit(self, indices_or_sections: Any) -> tuple:
+        return _arrange.hsplit(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections: Any) -> tuple:
+        return _arrange.vsplit(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections: Any) -> tuple:
+        return _arrange.dsplit(self, indices_or_sections)
+
+    def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor:
+        return _arrange.select_scatter(self, src, dim, index)
+
+    def slice_scatter(self, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
+                      step: int = 1) -> Tensor:
+        return _arrange.slice_scatter(self, src, dim, start, end, step)
+
+    def diagonal_scatter(self, src: Tensor, offset: int = 0, dim1: int = 0,
+                         dim2: int = 1) -> Tensor:
+        return _arrange.diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+        return _arrange.narrow_copy(self, dim, start, length)
+
+    def diagflat(self, offset: int = 0) -> Tensor:
+        return _arrange.diagflat(self, offset)
+
+    def argwhere(self) -> Tensor:
+        return _arrange.argwhere(self)
 
     # -- methods: sorting, scans, reductions and products [sorting] --
+    def sort(self, dim: int = -1, descending: bool = False, **stable: Any) -> Any:
+        return sort(self, dim, descending, **stable)
+
+    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+        return argsort(self, dim, descending, stable=stable)
+
+    def msort(self) -> Tensor:
+        return msort(self)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        return topk(self, k, dim, largest, sorted)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+        return kthvalue(self, k, dim, keepdim)
+
+    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return median(self, dim, keepdim)
+
+    def nanmedian(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return nanmedian(self, dim, keepdim)
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
+        return mode(self, dim, keepdim)
+
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        return cumprod(self, dim, dtype=dtype)
+
+    def cummax(self, dim: int) -> Any:
+        return cummax(self, dim)
+
+    def cummin(self, dim: int) -> Any:
+        return cummin(self, dim)
+
+    def logcumsumexp(self, dim: int) -> Tensor:
+        return logcumsumexp(self, dim)
+
+
+    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        return nanmean(self, dim, keepdim, dtype=dtype)
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        return count_nonzero(self, dim)
+
+    def dist(self, other: Tensor, p: float = 2) -> Tensor:
+        return dist(self, other, p)
+
+    def cross(self, other: Tensor, dim: Any = None) -> Tensor:
+        return cross(self, other, dim)
+
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False,
+               return_counts: bool = False, dim: Any = None) -> Any:
+        return unique(self, sorted, return_inverse, return_counts, dim)
+
+    def bincount(self, weights: Any = None, minlength: int = 0) -> Tensor:
+        return bincount(self, weights, minlength)
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+        return histc(self, bins, min, max)
+
+
+    def aminmax(self, *, dim: Any = None, keepdim: bool = False) -> Any:
+        return aminmax(self, dim=dim, keepdim=keepdim)
+
+
+    def quantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        return quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> Tensor:
+        return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
 
 
 def _shape_str(shape: tuple) -> str:
@@ -1212,8 +1602,24 @@ from ._ops.inplace import (  # noqa: E402
 )
 
 # imports for methods: special functions and activations [special]
+from ._ops.special import (  # noqa: E402
+    acos, acos_, acosh, acosh_, addcdiv, addcdiv_, addcmul, addcmul_, asin, asin_, asinh,
+    asinh_, atan, atan_, atan2, atan2_, atanh, atanh_, cosh, cosh_, erf, erf_, erfc, erfc_,
+    exp2, exp2_, hypot, hypot_, logaddexp, nan_to_num, nan_to_num_, sinh, sinh_, xlogy, xlogy_,
+)
 # imports for methods: shape, indexing and creation [shape]
+from ._ops import arrange as _arrange, indexing as _indexing  # noqa: E402
+from . import _creation  # noqa: E402
 # imports for methods: sorting, scans, reductions and products [sorting]
+from ._ops.sorting import (  # noqa: E402
+    argsort, kthvalue, median, mode, msort, nanmedian, sort, topk,
+)
+from ._ops.reduction import cummax, cummin, cumprod, logcumsumexp  # noqa: E402
+from ._ops.reduction import count_nonzero, dist, nanmean, nansum  # noqa: E402
+from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross  # noqa: E402
+from ._ops.sorting import bincount, histc, unique  # noqa: E402
+from ._ops.reduction import aminmax  # noqa: E402
+from ._ops.sorting import nanquantile, quantile  # noqa: E402
 
 # The arithmetic and comparison operators *are* the op functions (each takes the tensor
 # as its first argument): one Python frame less on the hottest path of all.

@@ -24,9 +24,20 @@ from .._ops.activation import gelu, leaky_relu, silu  # noqa: F401
 from .._ops.normalization import batch_norm, layer_norm  # noqa: F401
 from .._ops.embedding import embedding  # noqa: F401
 # functional names: special functions and activations [special]
+from .._ops.activation import (  # noqa: F401
+    celu, celu_, elu, elu_, glu, hardsigmoid, hardswish, hardtanh, hardtanh_, logsigmoid, mish,
+    relu6, selu, selu_, softmin, softplus, softsign,
+)
 # functional names: shape, indexing and creation [shape]
+from .._ops.indexing import one_hot  # noqa: F401,E402
 # functional names: sorting, scans, reductions and products [sorting]
+from .._ops.reduction import cosine_similarity, normalize, pairwise_distance  # noqa: F401,E402
+from .._ops.loss import (  # noqa: F401,E402
+    cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, kl_div, margin_ranking_loss,
+    poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+)
 # functional names: layers [nn]
+from .._ops.normalization import group_norm, instance_norm  # noqa: F401,E402
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -161,3 +172,387 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
             parts.append(full(tuple(shape), fill, dtype=out.dtype))
         out = cat(parts, dim) if len(parts) > 1 else core
     return out
+
+
+# -- attention (the layers' group [nn]) ------------------------------------------------------
+#
+# Note [Attention as a composite]
+# scaled_dot_product_attention and multi_head_attention_forward are written with
+# matmul, softmax, masked additions and views, following torch's reference
+# ("math") implementation step by step, so values and gradients are torch's and
+# tangents come from the op layer.  Two details of torch are kept:
+# * SDPA uses a *safe* softmax: a query row whose keys are all masked out gives
+#   zeros (and zero gradients), not NaN.  npgrad replaces such rows by zeros
+#   before the softmax and zeroes them after it.
+# * multi_head_attention_forward with ``need_weights=True`` uses the plain
+#   softmax (as torch's does), so there a fully masked row gives NaN.
+# The outputs' grad_fn names are those of the composing ops, not torch's fused
+# kernels'.
+
+def _attn_float_bias(mask: Tensor, dtype: Any) -> Tensor:
+    """A bool mask (True = masked out) as an additive bias of 0 and -inf."""
+    bias = np.where(mask._data, -np.inf, 0.0).astype(dtype.np_dtype)
+    return wrap(bias, 0)
+
+
+def _safe_softmax(scores: Tensor) -> Tensor:
+    from .._ops.pointwise import where
+    from .._ops.reduction import softmax as _sm
+
+    dead = np.all(np.isneginf(scores._data), axis=-1, keepdims=True)
+    if not dead.any():
+        return _sm(scores, -1)
+    dead_t = wrap(dead, 0)
+    zero = wrap(np.zeros((), dtype=scores._data.dtype), 0)
+    return where(dead_t, zero, _sm(where(dead_t, zero, scores), -1))
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(q k^T * scale + mask) v`` over the last two dims (Note [Attention as a composite]).
+
+    A bool ``attn_mask`` marks the positions that *may* attend (True = keep); a
+    float one is added to the scores.  ``is_causal`` keeps the lower triangle.
+
+    >>> import npgrad as torch
+    >>> q = torch.ones(1, 2, 4)
+    >>> torch.nn.functional.scaled_dot_product_attention(q, q, q).shape
+    torch.Size([1, 2, 4])
+    """
+    import math
+
+    from .._ops.linalg import matmul
+    from .._ops.shape import index_select, transpose
+
+    q_, k_, v_ = query._data, key._data, value._data
+    if q_.ndim < 2 or k_.ndim < 2 or v_.ndim < 2:
+        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, but "
+                           f"got query.dim: {q_.ndim} key.dim: {k_.ndim} and value.dim: "
+                           f"{v_.ndim} instead.")
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {query.dtype.cpp_name} key.dtype: {key.dtype.cpp_name} "
+                           f"and value.dtype: {value.dtype.cpp_name} instead.")
+    if attn_mask is not None and not (attn_mask.dtype == query.dtype
+                                      or attn_mask.dtype.name == "bool"
+                                      or attn_mask.dtype.is_floating_point):
+        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, "
+                           f"but got attn_mask.dtype: {attn_mask.dtype.cpp_name} and  query.dtype: "
+                           f"{query.dtype.cpp_name} instead.")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if dropout_p < 0.0 or dropout_p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if enable_gqa and q_.ndim >= 3 and k_.shape[-3] != q_.shape[-3]:
+        # grouped-query attention: each key/value head serves a group of query heads
+        groups = q_.shape[-3] // k_.shape[-3]
+        idx = wrap(np.repeat(np.arange(k_.shape[-3]), groups), 0)
+        key = index_select(key, -3, idx)
+        value = index_select(value, -3, idx)
+        k_, v_ = key._data, value._data
+    batch = int(np.prod(q_.shape[:-2], dtype=np.int64))
+    if k_.shape[-1] != q_.shape[-1]:
+        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch}, {q_.shape[-1]}] but got: [{batch}, {k_.shape[-1]}].")
+    if v_.shape[-2] != k_.shape[-2]:
+        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch}, {k_.shape[-2]}] but got: [{batch}, {v_.shape[-2]}].")
+    L, S = q_.shape[-2], k_.shape[-2]
+    scale_factor = 1.0 / math.sqrt(q_.shape[-1]) if scale is None else scale
+    scores = matmul(query, transpose(key, -2, -1)) * scale_factor
+    if is_causal:
+        keep = np.tril(np.ones((L, S), dtype=bool))
+        scores = scores + wrap(np.where(keep, 0.0, -np.inf).astype(q_.dtype), 0)
+    if attn_mask is not None:
+        if attn_mask.dtype.name == "bool":
+            keep = attn_mask._data
+            scores = scores + wrap(np.where(keep, 0.0, -np.inf).astype(q_.dtype), 0)
+        else:
+            scores = scores + attn_mask
+    weights = _safe_softmax(scores)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return matmul(weights, value)
+
+
+def _none_or_dtype(input: Tensor | None) -> Any:
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: Any, other_name: str,
+                    target_type: Any, check_other: bool = True) -> Tensor | None:
+    """A bool mask (True = masked out) becomes a float mask of 0 and -inf; floats pass through."""
+    import warnings
+
+    if mask is None:
+        return None
+    is_float = mask.dtype.is_floating_point
+    if mask.dtype.name != "bool" and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=2)
+    if not is_float:
+        mask = _attn_float_bias(mask, target_type)
+    return mask
+
+
+def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any,
+                     attn_mask: Any, num_heads: int) -> bool:
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be 3-D "
+                                 f"but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found {key_padding_mask.dim()}-D tensor "
+                                 "instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                                 f"2-D or 3-D but found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
+                                 f"2-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 1-D but found {key_padding_mask.dim()}-D tensor "
+                                 "instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                     f"`None`, 2-D or 3-D but found {attn_mask.dim()}-D tensor "
+                                     "instead")
+            if attn_mask.dim() == 3:
+                expected_shape = (num_heads, query.shape[0], key.shape[0])
+                if attn_mask.shape != expected_shape:
+                    raise AssertionError(f"Expected `attn_mask` shape to be {expected_shape} but "
+                                         f"got {attn_mask.shape}")
+        return False
+    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.dim()}-D query tensor")
+
+
+def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor,
+                          b: Tensor | None = None) -> list:
+    """q, k, v projected by the stacked ``(3E, E)`` weight (one linear for self-attention)."""
+    from .._ops.shape import chunk, split
+
+    E = q.size(-1)
+    if k is v:
+        if q is k:
+            return list(chunk(linear(q, w, b), 3, -1))
+        w_q, w_kv = split(w, [E, E * 2])
+        b_q, b_kv = (None, None) if b is None else split(b, [E, E * 2])
+        return [linear(q, w_q, b_q)] + list(chunk(linear(k, w_kv, b_kv), 2, -1))
+    w_q, w_k, w_v = chunk(w, 3)
+    b_q, b_k, b_v = (None, None, None) if b is None else chunk(b, 3)
+    return [linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)]
+
+
+def _in_projection(q: Tensor, k: Tensor, v: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor,
+                   b_q: Tensor | None = None, b_k: Tensor | None = None,
+                   b_v: Tensor | None = None) -> tuple:
+    Eq, Ek, Ev = q.size(-1), k.size(-1), v.size(-1)
+    for name, w, shape in (("query", w_q, (Eq, Eq)), ("key", w_k, (Eq, Ek)),
+                           ("value", w_v, (Eq, Ev))):
+        if w.shape != shape:
+            raise AssertionError(f"expecting {name} weights shape of {shape}, but got {w.shape}")
+    for name, b_ in (("query", b_q), ("key", b_k), ("value", b_v)):
+        if b_ is not None and b_.shape != (Eq,):
+            raise AssertionError(f"expecting {name} bias shape of {(Eq,)}, but got {b_.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def multi_head_attention_forward(
+        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+        bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
+        out_proj_bias: Tensor | None, training: bool = True,
+        key_padding_mask: Tensor | None = None, need_weights: bool = True,
+        attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+        q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+        v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+        static_v: Tensor | None = None, average_attn_weights: bool = True,
+        is_causal: bool = False) -> tuple:
+    """Multi-head attention over ``(L, N, E)`` (or unbatched ``(L, E)``) inputs, torch's steps.
+
+    Returns ``(attn_output, attn_weights)``; the weights are None unless
+    ``need_weights`` (then averaged over heads when ``average_attn_weights``).
+    Bool masks mark positions that may *not* be attended (True = masked out).
+    """
+    import math
+
+    from .._ops.linalg import matmul
+    from .._ops.shape import cat, chunk, permute, repeat, reshape, squeeze, transpose, \
+        unsqueeze, view
+    from .._creation import zeros
+
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = unsqueeze(query, 1), unsqueeze(key, 1), unsqueeze(value, 1)
+        if key_padding_mask is not None:
+            key_padding_mask = unsqueeze(key_padding_mask, 0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # SDPA builds the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    else:
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     "is None")
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else chunk(in_proj_bias, 3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, b_q, b_k, b_v)
+
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            correct_2d_size = (tgt_len, src_len)
+            if attn_mask.shape != correct_2d_size:
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {correct_2d_size}.")
+            attn_mask = unsqueeze(attn_mask, 0)
+        elif attn_mask.dim() == 3:
+            correct_3d_size = (bsz * num_heads, tgt_len, src_len)
+            if attn_mask.shape != correct_3d_size:
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {correct_3d_size}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k = cat([k, repeat(bias_k, 1, bsz, 1)])
+        v = cat([v, repeat(bias_v, 1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+
+    # heads into the batch dim: (L, N, E) -> (N * H, L, head_dim)
+    q = transpose(reshape(q, (tgt_len, bsz * num_heads, head_dim)), 0, 1)
+    if static_k is None:
+        k = transpose(reshape(k, (k.shape[0], bsz * num_heads, head_dim)), 0, 1)
+    else:
+        if static_k.size(0) != bsz * num_heads:
+            raise AssertionError(f"expecting static_k.size(0) of {bsz * num_heads}, but got "
+                                 f"{static_k.size(0)}")
+        if static_k.size(2) != head_dim:
+            raise AssertionError(f"expecting static_k.size(2) of {head_dim}, but got "
+                                 f"{static_k.size(2)}")
+        k = static_k
+    if static_v is None:
+        v = transpose(reshape(v, (v.shape[0], bsz * num_heads, head_dim)), 0, 1)
+    else:
+        if static_v.size(0) != bsz * num_heads:
+            raise AssertionError(f"expecting static_v.size(0) of {bsz * num_heads}, but got "
+                                 f"{static_v.size(0)}")
+        if static_v.size(2) != head_dim:
+            raise AssertionError(f"expecting static_v.size(2) of {head_dim}, but got "
+                                 f"{static_v.size(2)}")
+        v = static_v
+    if add_zero_attn:
+        zero_attn_shape = (bsz * num_heads, 1, head_dim)
+        k = cat([k, zeros(zero_attn_shape, dtype=k.dtype)], 1)
+        v = cat([v, zeros(zero_attn_shape, dtype=v.dtype)], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.size(1)
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = reshape(view(key_padding_mask, (bsz, 1, 1, src_len))
+                                   .expand(-1, num_heads, -1, -1), (bsz * num_heads, 1, src_len))
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        E = q.shape[-1]
+        q_scaled = q * math.sqrt(1.0 / float(E))
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        scores = matmul(q_scaled, transpose(k, -2, -1))
+        if attn_mask is not None:
+            scores = attn_mask + scores
+        weights = softmax(scores, dim=-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        attn_output = matmul(weights, v)
+        attn_output = reshape(transpose(attn_output, 0, 1), (tgt_len * bsz, embed_dim))
+        attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = view(attn_output, (tgt_len, bsz, attn_output.size(1)))
+        weights = view(weights, (bsz, num_heads, tgt_len, src_len))
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            attn_output = squeeze(attn_output, 1)
+            weights = squeeze(weights, 0)
+        return attn_output, weights
+    if attn_mask is not None:
+        if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
+            attn_mask = unsqueeze(attn_mask, 0)
+        else:
+            attn_mask = view(attn_mask, (bsz, num_heads, -1, src_len))
+    q = view(q, (bsz, num_heads, tgt_len, head_dim))
+    k = view(k, (bsz, num_heads, src_len, head_dim))
+    v = view(v, (bsz, num_heads, src_len, head_dim))
+    attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    attn_output = reshape(permute(attn_output, 2, 0, 1, 3), (bsz * tgt_len, embed_dim))
+    attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+    attn_output = view(attn_output, (tgt_len, bsz, attn_output.size(1)))
+    if not is_batched:
+        attn_output = squeeze(attn_output, 1)
+    return attn_output, None

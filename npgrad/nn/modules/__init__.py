@@ -14,9 +14,20 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 from .sparse import Embedding
 # layer imports [special]
+from .activation import (CELU, ELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
+                         LogSigmoid, Mish, ReLU6, Softmin, Softplus, Softsign)
 # layer imports [shape]
 # layer imports [sorting]
+from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402
+                   KLDivLoss, MarginRankingLoss, PoissonNLLLoss, SoftMarginLoss,
+                   TripletMarginLoss)
 # layer imports [nn]
+from .container import ParameterDict, ParameterList  # noqa: E402
+from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d  # noqa: E402
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: E402
+from .attention import MultiheadAttention  # noqa: E402
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
     "Module", "Identity", "Linear", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool2d",
@@ -26,6 +37,14 @@ __all__ = [
     "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss",
 ]
 # layer names [special]
+__all__ += ["ELU", "SELU", "CELU", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Mish",
+            "Softplus", "LogSigmoid", "Softsign", "Softmin", "GLU"]
 # layer names [shape]
 # layer names [sorting]
+__all__ += ["KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+            "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
 # layer names [nn]
+__all__ += ["ParameterList", "ParameterDict", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d"]
+__all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",
+            "TransformerEncoderLayer", "TransformerDecoderLayer"]
