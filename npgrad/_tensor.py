@@ -508,9 +508,17 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim: int | None = None) -> Any:
-        item = self._data.itemsize
-        strides = tuple(s // item for s in self._data.strides)
-        return strides if dim is None else strides[wrap_dim(dim, self._data.ndim)]
+        data = self._data
+        if data.size == 0:  # NumPy gives empty arrays zero strides; torch, contiguous ones
+            strides: tuple = ()
+            step = 1
+            for n in reversed(data.shape):
+                strides = (step,) + strides
+                step *= n if n > 1 else 1
+        else:
+            item = data.itemsize
+            strides = tuple(s // item for s in data.strides)
+        return strides if dim is None else strides[wrap_dim(dim, data.ndim)]
 
     def is_contiguous(self) -> bool:
         return self._data.flags.c_contiguous

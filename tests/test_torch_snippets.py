@@ -130,6 +130,7 @@ SNIPPETS = [
     't = T.tensor([1., 2., 3.], requires_grad=True); x = t*1; v = x[1:]; v.pow_(3); (x*x).sum().backward(); print(t.grad)',
     't = T.tensor([1., 2., 3.], requires_grad=True); x = t*1; x.clamp_(1.5, 2.5); x.sum().backward(); print(t.grad)',
     "x = T.tensor([1., 2.], requires_grad=True)\nx.register_hook(lambda g: print('leaf hook', g) or g * 2)\nacc = (x * 1).grad_fn.next_functions[0][0]\nacc.register_prehook(lambda gs: print('acc prehook', gs[0]))\nacc.register_hook(lambda gi, go: print('acc posthook', go[0]))\nx.register_post_accumulate_grad_hook(lambda t: print('post acc', t.grad))\n(x * 3).sum().backward()\nprint(x.grad)",
+    'print(T.zeros(2, 0, 3).stride(), T.zeros(0).stride(), T.zeros(3, 0).stride(1), T.zeros(0, 2, 0).stride())',
 ]
 
 
