@@ -268,6 +268,35 @@ def test_inplace_forms_match_torch(name: str) -> None:
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+def _inplace_forward_modes(m: Any, op: Callable) -> tuple:
+    """The output's tangent, and the tangent of the input gradient (forward over reverse)."""
+    fwad = m.autograd.forward_ad
+    p = m.tensor([[0.5, -0.25, 0.75], [0.1, -0.6, 0.3]], dtype=m.float64, requires_grad=True)
+    y = m.tensor([0.5, 1.5, 2.0], dtype=m.float64)
+    w = m.tensor([[1.0, -2.0, 0.5], [0.25, 1.5, -1.0]], dtype=m.float64)
+    with fwad.dual_level():
+        x = fwad.make_dual(p, m.tensor([[1.0, 0.5, -1.0], [2.0, 0.0, 0.25]], dtype=m.float64))
+        out = op(m, x * 1, y)
+        g, = m.autograd.grad((out * w).sum(), p, create_graph=True)
+        tangents = (fwad.unpack_dual(out).tangent, fwad.unpack_dual(g).tangent)
+        # no tangent (torch, for a gradient that does not depend on the input) is a zero one
+        return tuple(np.zeros((2, 3)) if t is None else t.detach().numpy().copy()
+                     for t in tangents)
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_forms_forward_modes_match_torch(name: str) -> None:
+    """An in-place op that saves its old input keeps that input's old tangent for backward."""
+    torch = pytest.importorskip("torch")
+    try:
+        theirs = _inplace_forward_modes(torch, INPLACE[name])
+    except (NotImplementedError, RuntimeError) as error:  # torch lacks a rule for this one
+        pytest.skip(f"torch: {error}")
+    ours = _inplace_forward_modes(npgrad, INPLACE[name])
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
 # -- modules ------------------------------------------------------------------------------------
 
 MODULES = {
