@@ -18,6 +18,8 @@ import npgrad
 import npgrad.nn as nn
 import npgrad.nn.functional as F
 
+from torch_oracle import assert_same_forward_ad, copy_state
+
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -28,13 +30,6 @@ def _arr(t):
 def _close(a, b, dtype):
     tol = dict(rtol=1e-10, atol=1e-10) if dtype == "float64" else dict(rtol=2e-4, atol=2e-5)
     np.testing.assert_allclose(_arr(a), _arr(b), **tol)
-
-
-def _copy_state(torch_module, np_module):
-    sd = OrderedDict((k, npgrad.tensor(v.detach().numpy().copy()))
-                     for k, v in torch_module.state_dict().items())
-    result = np_module.load_state_dict(sd)
-    assert result.missing_keys == [] and result.unexpected_keys == []
 
 
 def _gname(t):
@@ -136,7 +131,7 @@ def test_layer_matches_torch(name, make, shape, high, train, dtype):
     if dtype == "float64":
         tm.double()
         nm.double()
-    _copy_state(tm, nm)
+    copy_state(tm, nm)
     tm.train(train)
     nm.train(train)
     if high is not None:
@@ -172,23 +167,11 @@ def test_layer_matches_torch(name, make, shape, high, train, dtype):
 def test_layer_forward_ad_matches_torch(name, make, shape, high, train):
     """A dual input through each layer: the output's tangent (and value) as torch's."""
     torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(0)
     tm, nm = make(torch.nn).double(), make(nn).double()
-    _copy_state(tm, nm)
+    copy_state(tm, nm)
     tm.train(train)
     nm.train(train)
-    x = rng.standard_normal(shape)
-    t = rng.standard_normal(shape)
-    outs = []
-    for lib, module in ((torch, tm), (npgrad, nm)):
-        fwad = lib.autograd.forward_ad
-        with fwad.dual_level():
-            y = module(fwad.make_dual(lib.tensor(x), lib.tensor(t)))
-            primal, tangent = fwad.unpack_dual(y)
-            outs.append((primal.detach().numpy().copy(), tangent.detach().numpy().copy()))
-    (ty, tt), (ny, nt) = outs
-    np.testing.assert_allclose(ny, ty, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(nt, tt, rtol=1e-9, atol=1e-10)
+    assert_same_forward_ad(tm, nm, lambda module, x: module(x), shape)
     tbufs = dict(tm.named_buffers())
     for k, b in nm.named_buffers():  # running statistics are updated from the primal only
         _close(tbufs[k], b, "float64")
@@ -434,7 +417,7 @@ def test_module_structure_matches_torch():
     for name in ("block", "shared", "heads", "scale", "counter", "scratch", "training"):
         assert (name in dir(tn)) == (name in dir(nnet))
     # forward, backward and state copies
-    _copy_state(tn, nnet)
+    copy_state(tn, nnet)
     x = np.random.default_rng(0).standard_normal((2, 2, 4, 4)).astype("float32")
     ty, ny = tn(torch.tensor(x)), nnet(npgrad.tensor(x))
     _close(ty, ny, "float32")
@@ -948,7 +931,7 @@ def test_training_loop_matches_torch():
                               nn_.AvgPool2d(2), nn_.Flatten(), nn_.Linear(8, 3))
 
     tm, nm = make(torch.nn).double(), make(nn).double()
-    _copy_state(tm, nm)
+    copy_state(tm, nm)
     for lib, m in ((torch, tm), (npgrad, nm)):
         for _ in range(3):
             loss = lib.nn.functional.cross_entropy(m(lib.tensor(x)), lib.tensor(y),

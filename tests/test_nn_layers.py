@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -23,6 +22,8 @@ import pytest
 import npgrad
 import npgrad.nn as nn
 import npgrad.nn.functional as F
+
+from torch_oracle import assert_same_forward_ad, copy_state
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -33,13 +34,6 @@ def _arr(t):
 
 def _close(a, b, rtol=1e-9, atol=1e-11):
     np.testing.assert_allclose(_arr(b), _arr(a), rtol=rtol, atol=atol, equal_nan=True)
-
-
-def _copy_state(torch_module, np_module):
-    sd = OrderedDict((k, npgrad.tensor(v.detach().numpy().copy()))
-                     for k, v in torch_module.state_dict().items())
-    result = np_module.load_state_dict(sd)
-    assert result.missing_keys == [] and result.unexpected_keys == []
 
 
 def _flat(out):
@@ -213,7 +207,7 @@ def test_layer_matches_torch(row, train):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tm, nm = row[1](torch).double(), row[1](npgrad).double()
-    _copy_state(tm, nm)
+    copy_state(tm, nm)
     tm.train(train)
     nm.train(train)
     assert repr(nm) == repr(tm)
@@ -257,7 +251,7 @@ def test_float32_recurrent_and_attention_match_torch():
                          (lambda L: L.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0),
                           [(3, 2, 8)])):
         tm, nm = make(torch), make(npgrad)
-        _copy_state(tm, nm)
+        copy_state(tm, nm)
         arrays = [None if s == SAME else rng.standard_normal(s).astype(np.float32)
                   for s in shapes]
         row = (None, None, shapes, None)
@@ -282,21 +276,9 @@ def test_float32_recurrent_and_attention_match_torch():
 def test_layer_forward_ad_matches_torch(name, make, shape, call):
     """A dual input: the output's tangent (and value) as torch's."""
     torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(0)
     tm, nm = make(torch).double(), make(npgrad).double()
-    _copy_state(tm, nm)
-    x = rng.standard_normal(shape)
-    t = rng.standard_normal(shape)
-    outs = []
-    for lib, module in ((torch, tm), (npgrad, nm)):
-        fwad = lib.autograd.forward_ad
-        with fwad.dual_level():
-            y = call(module, fwad.make_dual(lib.tensor(x), lib.tensor(t)))
-            primal, tangent = fwad.unpack_dual(y)
-            outs.append((primal.detach().numpy().copy(), tangent.detach().numpy().copy()))
-    (ty, tt), (ny, nt) = outs
-    np.testing.assert_allclose(ny, ty, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(nt, tt, rtol=1e-9, atol=1e-10)
+    copy_state(tm, nm)
+    assert_same_forward_ad(tm, nm, call, shape)
 
 
 def test_sdpa_forward_ad_against_central_difference():
@@ -585,7 +567,7 @@ def test_encoder_nested_fast_path_zeroes_padding_like_torch():
                                        2, norm=L.nn.LayerNorm(8))
 
     tm, nm = make(torch).double().eval(), make(npgrad).double().eval()
-    _copy_state(tm, nm)
+    copy_state(tm, nm)
     x = rng.standard_normal((2, 4, 8))
     for kpm in (_KPM[:1] + [[False] * 3 + [True]], [[True, False, False, False]] * 2):
         with warnings.catch_warnings():
@@ -680,7 +662,7 @@ def test_training_steps_match_torch():
             return self.head(out[-1])
 
     nets = {lib: Net(lib) for lib in (torch, npgrad)}
-    _copy_state(nets[torch].model, nets[npgrad].model)
+    copy_state(nets[torch].model, nets[npgrad].model)
     losses = {}
     for lib, net in nets.items():
         opt = lib.optim.SGD(net.model.parameters(), lr=0.1)

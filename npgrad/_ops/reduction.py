@@ -424,8 +424,9 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     return _amax_like("amin", AminBackward0, np.amin, input, dim, keepdim)
 
 
-class MaxBackward1(UnaryNode):
-    """``max()`` of all elements: torch's evenly_distribute rule (NaN selects the NaNs)."""
+class _EvenlyDistributeNode(UnaryNode):
+    """A full reduction that picks one value (max(), median()...): torch's evenly_distribute
+    rule shares the gradient between every element equal to the result (NaN selects the NaNs)."""
 
     __slots__ = ()
     saves_self = True
@@ -437,6 +438,12 @@ class MaxBackward1(UnaryNode):
         mask = np.isnan(x) if np.isnan(r) else x == r
         scale = (mask / mask.sum()).astype(x.dtype, copy=False)
         return grad * _constant(scale),
+
+
+class MaxBackward1(_EvenlyDistributeNode):
+    """``max()`` of all elements."""
+
+    __slots__ = ()
 
 
 class MinBackward1(MaxBackward1):
@@ -899,7 +906,34 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     return _logical_reduce("any", np.any, input, dim, keepdim)
 
 
-# -- cumsum --------------------------------------------------------------------------------
+# -- cumsum (its forward, _cumulative, serves cumprod too) ---------------------------------
+
+def _cumulative(op: str, np_scan: Any, cls: Any, input: Tensor, dim: int, dtype: Any) -> Tensor:
+    """The forward of cumsum and cumprod: ``np_scan`` along ``dim`` in torch's result dtype
+    (ints and bools accumulate in int64), recorded as ``cls``."""
+    data = input._data
+    d = _single_dim(op, data.ndim, dim)
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        _check_autograd_dtype(input, dt)
+        data = data.astype(dt, copy=False)
+    out_dt = _sum_dtype(data.dtype)
+    if d is None:
+        out = data.astype(out_dt)
+    else:
+        out = np_scan(_acc(data), axis=d, dtype=None if out_dt.kind == "f" else out_dt)
+    res = unary(cls, input, _finish(out, out_dt, data.shape))
+    node = node_of(res)
+    if node is not None:
+        node.dim = d
+    return res
+
+
+def _reverse_cumsum(t: Tensor, d: int) -> Tensor:
+    """``sum_{j >= i} t_j`` along ``d``, written as total - cumsum + t so that it stays in
+    npgrad ops."""
+    return sum(t, d, True) - cumsum(t, d) + t
+
 
 class CumsumBackward0(UnaryNode):
     """The gradient of a running sum is the reversed running sum of the gradient."""
@@ -910,28 +944,12 @@ class CumsumBackward0(UnaryNode):
         d = self.dim
         if d is None:
             return grad,
-        # sum_{j >= i} g_j, written as total - cumsum + g so that it stays in npgrad ops.
-        return sum(grad, d, True) - cumsum(grad, d) + grad,
+        return _reverse_cumsum(grad, d),
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim`` (ints and bools accumulate in int64); CumsumBackward0."""
-    data = input._data
-    d = _single_dim("cumsum", data.ndim, dim)
-    dt = _np_dtype_arg(dtype)
-    if dt is not None:
-        _check_autograd_dtype(input, dt)
-        data = data.astype(dt, copy=False)
-    out_dt = _sum_dtype(data.dtype)
-    if d is None:
-        out = data.astype(out_dt)
-    else:
-        out = np.cumsum(_acc(data), axis=d, dtype=None if out_dt.kind == "f" else out_dt)
-    res = unary(CumsumBackward0, input, _finish(out, out_dt, data.shape))
-    node = node_of(res)
-    if node is not None:
-        node.dim = d
-    return res
+    return _cumulative("cumsum", np.cumsum, CumsumBackward0, input, dim, dtype)
 
 
 # -- cumprod / cummax / cummin / logcumsumexp ---------------------------------------------------
@@ -948,11 +966,6 @@ def _pair_masks(n: int, d: int, ndim: int) -> tuple:
     j = np.arange(n).reshape(1, n)
     tail = (1,) * (ndim - d - 1)
     return ((j >= i).reshape((n, n) + tail), (j == i).reshape((n, n) + tail))
-
-
-def _reverse_cumsum(t: Tensor, d: int) -> Tensor:
-    """``sum_{j >= i} t_j`` along ``d``."""
-    return sum(t, d, True) - cumsum(t, d) + t
 
 
 def _sum_pairs(terms: Tensor, d: int) -> Tensor:
@@ -991,22 +1004,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     >>> npgrad.tensor([1., 2., 3.]).cumprod(0)
     tensor([1., 2., 6.])
     """
-    data = input._data
-    d = _single_dim("cumprod", data.ndim, dim)
-    dt = _np_dtype_arg(dtype)
-    if dt is not None:
-        _check_autograd_dtype(input, dt)
-        data = data.astype(dt, copy=False)
-    out_dt = _sum_dtype(data.dtype)
-    if d is None:
-        out = data.astype(out_dt)
-    else:
-        out = np.cumprod(_acc(data), axis=d, dtype=None if out_dt.kind == "f" else out_dt)
-    res = unary(CumprodBackward0, input, _finish(out, out_dt, data.shape))
-    node = node_of(res)
-    if node is not None:
-        node.dim = d
-    return res
+    return _cumulative("cumprod", np.cumprod, CumprodBackward0, input, dim, dtype)
 
 
 class CummaxBackward0(UnaryNode):

@@ -28,7 +28,7 @@ from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ._core import SavedTensor, UnaryNode, node_of, saved, unary
 from ._shape_util import wrap_dim
-from .reduction import _constant, _restore, _return_type, _single_dim
+from .reduction import _EvenlyDistributeNode, _restore, _return_type, _single_dim
 from .shape import Region, ScatterAddBackward0, _place
 
 return_type_sort = _return_type("sort")
@@ -221,19 +221,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
 
 # -- median / nanmedian --------------------------------------------------------------------------
 
-class MedianBackward0(UnaryNode):
-    """``median()`` of all elements: torch's evenly_distribute rule, as ``max()``."""
+class MedianBackward0(_EvenlyDistributeNode):
+    """``median()`` of all elements."""
 
     __slots__ = ()
-    saves_self = True
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")._data
-        r = saved(self, "result")._data
-        mask = np.isnan(x) if np.isnan(r) else x == r
-        scale = (mask / mask.sum()).astype(x.dtype, copy=False)
-        return grad * _constant(scale),
 
 
 class NanmedianBackward0(MedianBackward0):

@@ -374,6 +374,23 @@ def _in_projection(q: Tensor, k: Tensor, v: Tensor, w_q: Tensor, w_k: Tensor, w_
     return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
+def _heads_into_batch(x: Tensor, static: Tensor | None, static_name: str, batch_heads: int,
+                      head_dim: int) -> Tensor:
+    """Keys or values ``(S, N, E)`` as ``(N * H, S, head_dim)``; a ``static_k``/``static_v``
+    given by the caller is already in that layout and only checked."""
+    from .._ops.shape import reshape, transpose
+
+    if static is None:
+        return transpose(reshape(x, (x.shape[0], batch_heads, head_dim)), 0, 1)
+    if static.size(0) != batch_heads:
+        raise AssertionError(f"expecting {static_name}.size(0) of {batch_heads}, but got "
+                             f"{static.size(0)}")
+    if static.size(2) != head_dim:
+        raise AssertionError(f"expecting {static_name}.size(2) of {head_dim}, but got "
+                             f"{static.size(2)}")
+    return static
+
+
 def multi_head_attention_forward(
         query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
         in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
@@ -477,26 +494,8 @@ def multi_head_attention_forward(
 
     # heads into the batch dim: (L, N, E) -> (N * H, L, head_dim)
     q = transpose(reshape(q, (tgt_len, bsz * num_heads, head_dim)), 0, 1)
-    if static_k is None:
-        k = transpose(reshape(k, (k.shape[0], bsz * num_heads, head_dim)), 0, 1)
-    else:
-        if static_k.size(0) != bsz * num_heads:
-            raise AssertionError(f"expecting static_k.size(0) of {bsz * num_heads}, but got "
-                                 f"{static_k.size(0)}")
-        if static_k.size(2) != head_dim:
-            raise AssertionError(f"expecting static_k.size(2) of {head_dim}, but got "
-                                 f"{static_k.size(2)}")
-        k = static_k
-    if static_v is None:
-        v = transpose(reshape(v, (v.shape[0], bsz * num_heads, head_dim)), 0, 1)
-    else:
-        if static_v.size(0) != bsz * num_heads:
-            raise AssertionError(f"expecting static_v.size(0) of {bsz * num_heads}, but got "
-                                 f"{static_v.size(0)}")
-        if static_v.size(2) != head_dim:
-            raise AssertionError(f"expecting static_v.size(2) of {head_dim}, but got "
-                                 f"{static_v.size(2)}")
-        v = static_v
+    k = _heads_into_batch(k, static_k, "static_k", bsz * num_heads, head_dim)
+    v = _heads_into_batch(v, static_v, "static_v", bsz * num_heads, head_dim)
     if add_zero_attn:
         zero_attn_shape = (bsz * num_heads, 1, head_dim)
         k = cat([k, zeros(zero_attn_shape, dtype=k.dtype)], 1)

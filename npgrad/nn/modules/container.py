@@ -103,6 +103,17 @@ class Sequential(Module):
         return input
 
 
+def _abs_string_index(idx: int, length: int) -> str:
+    """The name a list container (ModuleList, ParameterList) registers its ``idx``-th entry
+    under: negative indices count from the end, as in a list."""
+    idx = operator.index(idx)
+    if not (-length <= idx < length):
+        raise IndexError(f"index {idx} is out of range")
+    if idx < 0:
+        idx += length
+    return str(idx)
+
+
 class ModuleList(Module):
     """A list of modules, registered so that their parameters are the container's."""
 
@@ -112,12 +123,7 @@ class ModuleList(Module):
             self += modules
 
     def _get_abs_string_index(self, idx: int) -> str:
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+        return _abs_string_index(idx, len(self))
 
     def __getitem__(self, idx: Any) -> Any:
         if isinstance(idx, slice):
@@ -284,12 +290,7 @@ class ParameterList(Module):
             self += values
 
     def _get_abs_string_index(self, idx: int) -> str:
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+        return _abs_string_index(idx, len(self))
 
     def __getitem__(self, idx: Any) -> Any:
         if isinstance(idx, slice):

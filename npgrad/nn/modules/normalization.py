@@ -15,6 +15,27 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm
            "InstanceNorm2d"]
 
 
+def _register_affine(module: Module, affine: bool, shape: Any, bias: bool, dtype: Any) -> None:
+    """The learnable scale ``weight`` and shift ``bias`` of a norm layer, registered as None
+    when the layer has none (``affine=False`` or ``bias=False``), as torch does."""
+    if affine:
+        module.weight = Parameter(_creation.empty(shape, dtype=dtype))
+        if bias:
+            module.bias = Parameter(_creation.empty(shape, dtype=dtype))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module: Module) -> None:
+    """Scale 1 and shift 0: the norm layer starts as a plain normalization."""
+    init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     _version = 2
 
@@ -27,15 +48,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_creation.empty(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.empty(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, num_features, bias, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
@@ -56,9 +69,7 @@ class _NormBase(Module):
     def reset_parameters(self) -> None:
         self.reset_running_stats()
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -133,22 +144,12 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_creation.empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, elementwise_affine, self.normalized_shape, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -176,22 +177,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_creation.empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, num_channels, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -455,6 +455,21 @@ class RNNCellBase(Module):
     def _zeros(self, input: Tensor) -> Tensor:
         return _creation.zeros((input.size(0), self.hidden_size), dtype=input.dtype)
 
+    def _as_batch(self, input: Tensor, hx: Tensor | None, name: str) -> tuple:
+        """``(input, hx, is_batched)`` of a cell with one hidden state (RNNCell, GRUCell):
+        torch's rank checks, an unbatched step as a batch of one, a missing ``hx`` as zeros."""
+        self._check_input_dim(input, name)
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = self._zeros(input)
+        elif not is_batched:
+            hx = hx.unsqueeze(0)
+        return input, hx, is_batched
+
 
 class RNNCell(RNNCellBase):
     """One Elman step: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu).
@@ -470,16 +485,7 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        self._check_input_dim(input, "RNNCell")
-        if hx is not None and hx.dim() not in (1, 2):
-            raise ValueError(f"RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = self._zeros(input)
-        elif not is_batched:
-            hx = hx.unsqueeze(0)
+        input, hx, is_batched = self._as_batch(input, hx, "RNNCell")
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         self._check(input, (hx,))
@@ -524,16 +530,7 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        self._check_input_dim(input, "GRUCell")
-        if hx is not None and hx.dim() not in (1, 2):
-            raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = self._zeros(input)
-        elif not is_batched:
-            hx = hx.unsqueeze(0)
+        input, hx, is_batched = self._as_batch(input, hx, "GRUCell")
         self._check(input, (hx,))
         ret = _gru_step(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh,
                         self.bias_hh)
