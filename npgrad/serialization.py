@@ -13,11 +13,27 @@ What can be saved:
   as is, so ``safetensors.torch.load_file`` reads it in PyTorch;
 * nested dicts of tensors: stored flat with '.'-joined keys (no key may then
   contain '.'), and rebuilt as nested dicts by ``npgrad.load``;
-* a single Tensor: stored under the key ``"tensor"`` (``TENSOR_KEY``).
+* a single Tensor: stored under the key ``"tensor"`` (``TENSOR_KEY``);
+* anything else built of dicts (str, int, float, bool or None keys), lists,
+  tuples, tensors, numbers, strings and None -- an optimizer's
+  ``state_dict()``, a checkpoint ``{"model": ..., "optimizer": ..., "epoch":
+  3}``: see Note [Structured files].
 The metadata holds ``{"format": "pt"}``, as the files that
 ``safetensors.torch.save_file`` writes, and ``"npgrad.kind"``
-(``"tensor"``, ``"dict"`` or ``"nested"``) so ``load`` returns what was saved.
-A file without ``npgrad.kind`` (one written by PyTorch) loads as a flat dict.
+(``"tensor"``, ``"dict"``, ``"nested"`` or ``"structured"``) so ``load``
+returns what was saved.  A file without ``npgrad.kind`` (one written by
+PyTorch) loads as a flat dict.
+
+Note [Structured files]
+A value that is not a tree of str-keyed dicts of tensors is stored as its
+tensors, under the keys ``"0"``, ``"1"``, ..., plus a JSON description of the
+structure in the metadata entry ``"npgrad.structure"``, where each tensor is
+``{"tensor": key}``, a dict is ``{"dict": [[key, value], ...]}`` (its keys keep
+their types and order), a list ``{"list": [...]}`` and a tuple ``{"tuple":
+[...]}``; numbers, strings, booleans and None are themselves.  A tensor that
+appears twice is stored once and loads as one tensor, as ``torch.load`` gives
+back shared tensors.  Nothing but these types is accepted: the file stays data,
+never code.
 
 Saving to a path is atomic: the bytes go to a temporary file in the same
 directory, which then replaces the target (``os.replace``), so a failed save
@@ -40,6 +56,8 @@ __all__ = ["save", "load", "TENSOR_KEY"]
 
 TENSOR_KEY = "tensor"
 _KIND = "npgrad.kind"
+_STRUCTURE = "npgrad.structure"
+_LEAF_TYPES = (bool, int, float, str, type(None))
 _INSTALL_HINT = "pip install 'npgrad[io]'"
 # safetensors dtype codes that npgrad has a dtype for
 _LOADABLE = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "F32", "F64"}
@@ -82,28 +100,74 @@ def _flatten(obj: Mapping, prefix: str, out: dict[str, np.ndarray]) -> None:
             out[prefix + key] = _array(value, prefix + key)
 
 
-def _to_tensors(obj: Any) -> tuple[dict[str, np.ndarray], str]:
-    """The arrays to write and the kind of object they came from."""
-    if isinstance(obj, Tensor):
-        return {TENSOR_KEY: _array(obj, TENSOR_KEY)}, "tensor"
-    if not isinstance(obj, Mapping):
-        raise TypeError("npgrad.save stores a Tensor or a dict of tensors (safetensors format), "
-                        f"not {type(obj).__name__}")
-    if any(isinstance(v, Mapping) for v in obj.values()):
-        arrays: dict[str, np.ndarray] = {}
-        _flatten(obj, "", arrays)
-        return arrays, "nested"
-    arrays = {}
+def _is_tensor_tree(obj: Any) -> bool:
+    """A non-empty dict of str keys whose leaves are all tensors (the PyTorch-readable kinds)."""
+    if not isinstance(obj, Mapping) or not obj:
+        return False
     for key, value in obj.items():
-        if not isinstance(key, str):
-            raise TypeError(f"npgrad.save needs str keys, got {type(key).__name__} {key!r}")
-        arrays[key] = _array(value, key)
-    return arrays, "dict"
+        if not isinstance(key, str) or "." in key:
+            return False
+        if not (isinstance(value, Tensor) or _is_tensor_tree(value)):
+            return False
+    return True
+
+
+def _to_tensors(obj: Any) -> tuple[dict[str, np.ndarray], str, dict[str, str]]:
+    """The arrays to write, the kind of object they came from and extra metadata."""
+    if isinstance(obj, Tensor):
+        return {TENSOR_KEY: _array(obj, TENSOR_KEY)}, "tensor", {}
+    if _is_tensor_tree(obj):
+        if any(isinstance(v, Mapping) for v in obj.values()):
+            arrays: dict[str, np.ndarray] = {}
+            _flatten(obj, "", arrays)
+            return arrays, "nested", {}
+        return {key: _array(value, key) for key, value in obj.items()}, "dict", {}
+    arrays = {}
+    structure = _describe(obj, arrays, {}, "")
+    return arrays, "structured", {_STRUCTURE: json.dumps(structure)}
+
+
+def _describe(obj: Any, arrays: dict, seen: dict, where: str) -> Any:
+    """The JSON form of ``obj`` (Note [Structured files]), its tensors added to ``arrays``."""
+    if isinstance(obj, Tensor):
+        key = seen.get(id(obj))
+        if key is None:
+            key = seen[id(obj)] = str(len(seen))
+            arrays[key] = _array(obj, where or "<root>")
+        return {"tensor": key}
+    if isinstance(obj, _LEAF_TYPES):
+        return obj
+    if isinstance(obj, Mapping):
+        items = []
+        for key, value in obj.items():
+            if not isinstance(key, _LEAF_TYPES):
+                raise TypeError(f"npgrad.save needs dict keys that are str, int, float, bool or "
+                                f"None, got {type(key).__name__} at {where or '<root>'}")
+            items.append([key, _describe(value, arrays, seen, f"{where}[{key!r}]")])
+        return {"dict": items}
+    if isinstance(obj, (list, tuple)):
+        kind = "list" if isinstance(obj, list) else "tuple"
+        return {kind: [_describe(v, arrays, seen, f"{where}[{i}]") for i, v in enumerate(obj)]}
+    raise TypeError(f"npgrad.save stores tensors, numbers, strings, None and dicts, lists and "
+                    f"tuples of them (safetensors format, never pickle), but the value at "
+                    f"{where or '<root>'} is {type(obj).__name__}")
+
+
+def _rebuild(node: Any, tensors: dict[str, Tensor]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    if "tensor" in node:
+        return tensors[node["tensor"]]
+    if "dict" in node:
+        return {key: _rebuild(value, tensors) for key, value in node["dict"]}
+    if "list" in node:
+        return [_rebuild(v, tensors) for v in node["list"]]
+    return tuple(_rebuild(v, tensors) for v in node["tuple"])
 
 
 def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: Any = None,
          _use_new_zipfile_serialization: bool = True) -> None:
-    """Write a tensor or a (possibly nested) dict of tensors to ``f`` in safetensors format.
+    """Write a tensor, a state dict or a checkpoint of them to ``f`` in safetensors format.
 
     ``f`` is a path (written atomically) or a binary file object.  The pickle
     arguments of ``torch.save`` are accepted and ignored.
@@ -115,8 +179,8 @@ def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: Any = Non
     {'w': tensor([1., 1.])}
     """
     st = _safetensors()
-    arrays, kind = _to_tensors(obj)
-    data = st.save(arrays, metadata={"format": "pt", _KIND: kind})
+    arrays, kind, extra = _to_tensors(obj)
+    data = st.save(arrays, metadata={"format": "pt", _KIND: kind, **extra})
     if hasattr(f, "write"):
         f.write(data)
         return
@@ -231,5 +295,10 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
         return tensors[TENSOR_KEY]
     if kind == "nested":
         return _unflatten(tensors)
+    if kind == "structured":
+        try:
+            return _rebuild(json.loads(metadata[_STRUCTURE]), tensors)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _corrupt(name, f"unreadable structure: {exc!r}") from None
     return tensors
 
