@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
+from . import utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter  # noqa: F401
 
-__all__ = ["Parameter", "Buffer", "functional", "init"] + list(_modules_all)
+__all__ = ["Parameter", "Buffer", "functional", "init", "utils"] + list(_modules_all)
