@@ -83,6 +83,8 @@ from ._ops.reduction import std_mean, var_mean  # noqa: F401
 from ._ops.reduction import aminmax  # noqa: F401
 from ._ops.sorting import nanquantile, quantile  # noqa: F401
 from ._ops.einsum import einsum  # noqa: F401
+# torch-level functions: devices, sampling, testing and torch.special [device]
+# torch-level functions: linear algebra [linalg]
 from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, no_grad, set_grad_enabled,
@@ -116,7 +118,8 @@ def promote_types(type1: _dtype.dtype, type2: _dtype.dtype) -> _dtype.dtype:
     return _dtype.from_np(_dtype._promote_pair(type1.np_dtype, type2.np_dtype))
 
 
-_LAZY_SUBMODULES = ("nn", "optim", "utils", "demo")
+_LAZY_SUBMODULES = ("nn", "optim", "utils", "demo", "cuda", "backends", "testing", "special",
+                    "distributions")
 
 
 def __getattr__(name: str) -> Any:

@@ -1568,6 +1568,11 @@ class Tensor:
 
 
 
+    # -- methods: devices, sampling, testing and torch.special [device] --
+
+    # -- methods: linear algebra [linalg] --
+
+
 def _shape_str(shape: tuple) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
@@ -1628,6 +1633,8 @@ from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross  # noqa: E402
 from ._ops.sorting import bincount, histc, unique  # noqa: E402
 from ._ops.reduction import aminmax  # noqa: E402
 from ._ops.sorting import nanquantile, quantile  # noqa: E402
+# imports for methods: devices, sampling, testing and torch.special [device]
+# imports for methods: linear algebra [linalg]
 
 # The arithmetic and comparison operators *are* the op functions (each takes the tensor
 # as its first argument): one Python frame less on the hottest path of all.

@@ -681,8 +681,11 @@ LOSS = [
 from op_rows_special import ROWS as SPECIAL  # noqa: E402
 from op_rows_shape import ROWS as MORE_SHAPE  # noqa: E402
 from op_rows_sorting import ROWS as SORTING  # noqa: E402
+from op_rows_linalg import ROWS as LINALG  # noqa: E402
+from op_rows_vision import ROWS as VISION  # noqa: E402
 
-ROWS: list[OpRow] = POINTWISE + REDUCTION + SHAPE + LOSS + SPECIAL + MORE_SHAPE + SORTING
+ROWS: list[OpRow] = (POINTWISE + REDUCTION + SHAPE + LOSS + SPECIAL + MORE_SHAPE + SORTING + LINALG
+                     + VISION)
 
 
 def _check_unique() -> None:

@@ -37,6 +37,7 @@ from .._ops.loss import (  # noqa: F401,E402
     poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
 )
 # functional names: layers [nn]
+# functional names: vision layers [vision]
 from .._ops.normalization import group_norm, instance_norm  # noqa: F401,E402
 
 

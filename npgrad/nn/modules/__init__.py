@@ -22,6 +22,7 @@ from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # 
                    KLDivLoss, MarginRankingLoss, PoissonNLLLoss, SoftMarginLoss,
                    TripletMarginLoss)
 # layer imports [nn]
+# layer imports [vision]
 from .container import ParameterDict, ParameterList  # noqa: E402
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d  # noqa: E402
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: E402
@@ -44,6 +45,7 @@ __all__ += ["ELU", "SELU", "CELU", "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswis
 __all__ += ["KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
             "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
 # layer names [nn]
+# layer names [vision]
 __all__ += ["ParameterList", "ParameterDict", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d"]
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",

@@ -1,0 +1,6 @@
+"""Op-table rows: linear algebra (see tests/op_table.py for what a row is and which checks it gets)."""
+from __future__ import annotations
+
+from op_table import OpRow  # noqa: F401
+
+ROWS: list[OpRow] = []
