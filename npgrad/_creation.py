@@ -14,6 +14,7 @@ from . import _dtype
 from ._mode import _tls, INFERENCE
 from ._ops._shape_util import parse_shape
 from ._tensor import INFERENCE_COUNTER, Tensor, _make
+from .autograd.graph import Node
 
 FACTORY_GRAD_MSG = "Only Tensors of floating point and complex dtype can require gradients"
 
@@ -405,3 +406,534 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
                  layout: Any = None) -> Tensor:
     """The (row, col) coordinates of the upper triangle of a ``row`` x ``col`` matrix, as 2 x N."""
     return _triangle_indices(np.triu_indices, row, col, offset, dtype)
+
+
+# -- sampling from distributions ----------------------------------------------------------
+#
+# Note [Sampling and autograd]
+# Samples are not differentiable, but torch still records most samplers when an
+# input requires grad: ``bernoulli(p)`` has grad_fn ``BernoulliBackward0``,
+# ``normal(mean, std)`` ``NormalBackward1/2/3``, ``poisson`` ``PoissonBackward0``,
+# and the in-place samplers (``exponential_`` ...) their own nodes; all of them
+# pass back zero gradients.  ``bernoulli(input, p)`` with a float ``p`` records
+# torch's ``NotImplemented`` node, whose backward raises.  ``multinomial`` gives
+# int64 indices and records nothing.
+
+class _ZeroGradSample(Node):
+    """A sampler's node: each input that takes part in the graph gets a zero gradient."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        from ._ops.pointwise import zeros_like_grad
+
+        return tuple(None if fn is None else zeros_like_grad(grad)
+                     for fn, _ in self.next_functions)
+
+
+class BernoulliBackward0(_ZeroGradSample):
+    __slots__ = ()
+
+
+class BernoulliBackward1(_ZeroGradSample):
+    __slots__ = ()
+
+
+class BernoulliBackward2(_ZeroGradSample):
+    __slots__ = ()
+
+
+class NormalBackward1(_ZeroGradSample):
+    __slots__ = ()
+
+
+class NormalBackward2(_ZeroGradSample):
+    __slots__ = ()
+
+
+class NormalBackward3(_ZeroGradSample):
+    __slots__ = ()
+
+
+class PoissonBackward0(_ZeroGradSample):
+    __slots__ = ()
+
+
+class ExponentialBackward0(_ZeroGradSample):
+    __slots__ = ()
+
+
+class GeometricBackward0(_ZeroGradSample):
+    __slots__ = ()
+
+
+class LogNormalBackward0(_ZeroGradSample):
+    __slots__ = ()
+
+
+class CauchyBackward0(_ZeroGradSample):
+    __slots__ = ()
+
+
+class RandomBackward0(_ZeroGradSample):
+    __slots__ = ()
+
+
+class RandomBackward1(_ZeroGradSample):
+    __slots__ = ()
+
+
+class RandomBackward2(_ZeroGradSample):
+    __slots__ = ()
+
+
+class NotImplementedBackward(Node):
+    """torch's placeholder node for an op without a derivative: backward raises."""
+
+    __slots__ = ("op",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+
+    def name(self) -> str:
+        return "torch::autograd::NotImplemented"
+
+
+NotImplementedBackward.__name__ = "NotImplemented"  # what torch's grad_fn repr shows
+
+
+def _cpp_float(x: float) -> str:
+    """A float as torch's C++ messages print it (``-1``, ``1.5``)."""
+    return f"{float(x):g}"
+
+
+def _not_implemented_for(kernel: str, data: np.ndarray) -> None:
+    name = _dtype.from_np(data.dtype).scalar_name
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
+def _record_sample(cls: Any, inputs: tuple, out: np.ndarray) -> tuple:
+    """A sampler's ``(result, node or None)``: recorded with ``cls`` if an input requires grad."""
+    from ._ops._core import record
+
+    return record(cls, inputs, out)
+
+
+def _sampled(cls: Any, inputs: tuple, out: np.ndarray) -> Tensor:
+    return _record_sample(cls, inputs, out)[0]
+
+
+def _num_samples(value: Any, position: int) -> int:
+    if isinstance(value, Tensor) and value._data.ndim == 0 and value._data.dtype.kind in "iu":
+        return int(value._data)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    raise TypeError(f"multinomial(): argument 'num_samples' (position {position}) must be int, "
+                    f"not {type(value).__name__}")
+
+
+def _check_multinomial(data: np.ndarray, n: int, replacement: bool) -> None:
+    if data.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if data.dtype.kind != "f":
+        name = _dtype.from_np(data.dtype).scalar_name
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{name}")
+    if n <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and n > data.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if data.shape[-1] > 2 ** 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+
+
+def _check_race_probs(probs: np.ndarray) -> None:
+    """torch's checks before its exponential-race sampler (no replacement, or one sample)."""
+    if probs.size == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    if not (probs.max() < np.inf and probs.min() >= 0):  # NaN fails both comparisons
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (probs.sum(axis=-1) == 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _check_cdf_probs(probs: np.ndarray) -> None:
+    """torch's checks in its with-replacement sampler: row by row, entry by entry."""
+    for row in probs:
+        for p in row:
+            if not p >= 0:
+                raise RuntimeError("invalid multinomial distribution (encountering probability "
+                                   "entry < 0)")
+            if not np.isfinite(p):
+                raise RuntimeError("invalid multinomial distribution (encountering probability "
+                                   "entry = infinity or NaN)")
+        if not row.sum() > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
+                generator: Generator | None = None, out: Any = None) -> Tensor:
+    """``num_samples`` category indices per row of ``input`` (non-negative weights), as int64.
+
+    Without replacement each row's categories are drawn by an exponential race
+    (weight / Exp(1), largest first), as torch does; with replacement, by
+    inverting each row's cumulative distribution.
+
+    >>> import npgrad
+    >>> npgrad.multinomial(npgrad.tensor([0., 1., 0.]), 1)
+    tensor([1])
+    """
+    return _multinomial(input, _num_samples(num_samples, 2), replacement, generator)
+
+
+def tensor_multinomial(self: Tensor, num_samples: int, replacement: bool = False, *,
+                       generator: Generator | None = None) -> Tensor:
+    """``Tensor.multinomial``: as ``multinomial(self, ...)`` (errors count ``self`` out).
+
+    >>> import npgrad
+    >>> npgrad.tensor([[1., 0.], [0., 1.]]).multinomial(1)
+    tensor([[0],
+            [1]])
+    """
+    return _multinomial(self, _num_samples(num_samples, 1), replacement, generator)
+
+
+def _multinomial(input: Tensor, n: int, replacement: bool,  # noqa: A002
+                 generator: Generator | None) -> Tensor:
+    data = input._data
+    _check_multinomial(data, n, replacement)
+    probs = data.astype(np.float64).reshape(data.shape if data.ndim == 2 else (1, -1))
+    out_shape = (n,) if data.ndim == 1 else (data.shape[0], n)
+    if probs.shape[0] == 0:
+        return _leaf(np.zeros(out_shape, dtype=np.int64))
+    rng = _rng(generator)
+    if not replacement or n == 1:
+        _check_race_probs(probs)
+        with np.errstate(divide="ignore"):
+            keys = probs / rng.exponential(size=probs.shape)
+        idx = np.argsort(-keys, axis=-1, kind="stable")[:, :n]
+    else:
+        _check_cdf_probs(probs)
+        cdf = np.cumsum(probs, axis=-1)
+        cdf /= cdf[:, -1:]
+        u = rng.random((probs.shape[0], n))
+        idx = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        idx = np.minimum(idx, probs.shape[1] - 1)
+    return _leaf(idx.reshape(out_shape).astype(np.int64))
+
+
+def _check_bernoulli_p(p: float) -> None:
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_cpp_float(p)}")
+
+
+def _bernoulli_probs(p: Tensor) -> np.ndarray:
+    """A probability tensor's values, with torch's dtype and range checks."""
+    data = p._data
+    if data.dtype.kind != "f":
+        _not_implemented_for("bernoulli_tensor_cpu_p_", data)
+    if not ((data >= 0) & (data <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    return data
+
+
+def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
+              generator: Generator | None = None, out: Any = None) -> Tensor:
+    """1 with probability ``input`` (or ``p`` when given), else 0; ``input``'s dtype.
+
+    >>> import npgrad
+    >>> npgrad.bernoulli(npgrad.tensor([0., 1.]))
+    tensor([0., 1.])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError("bernoulli(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    rng = _rng(generator)
+    if p is None:
+        probs = _bernoulli_probs(input)
+        out_data = (rng.random(probs.shape) < probs).astype(probs.dtype)
+        return _sampled(BernoulliBackward0, (input,), out_data)
+    _check_bernoulli_p(p)
+    data = input._data
+    out_data = (rng.random(data.shape) < p).astype(data.dtype)
+    res, node = _record_sample(NotImplementedBackward, (input,), out_data)
+    if node is not None:
+        node.op = "bernoulli"
+    return res
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Fill ``self`` in place with 1 with probability ``p`` (a float or a tensor), else 0.
+
+    >>> import npgrad
+    >>> npgrad.zeros(2).bernoulli_(1.0)
+    tensor([1., 1.])
+    """
+    rng = _rng(generator)
+    if isinstance(p, Tensor):
+        from ._ops.shape import expand
+
+        probs = _bernoulli_probs(expand(p, self._data.shape))
+        return _sample_inplace(self, rng.random(self._data.shape) < probs, BernoulliBackward1)
+    _check_bernoulli_p(p)
+    return _sample_inplace(self, rng.random(self._data.shape) < p, BernoulliBackward2)
+
+
+def _sample_inplace(self: Tensor, values: np.ndarray, cls: Any) -> Tensor:
+    """Write ``values`` into ``self``: torch's in-place checks, a zero-gradient node if recorded."""
+    from ._forward import FW, has_tangent
+    from ._mode import RECORDING
+    from ._ops import inplace
+
+    # Recorded, or carrying a forward-mode tangent: the sampler's node replaces the history
+    # (and zeroes the tangent); otherwise NumPy writes straight into the storage.
+    if (_tls.mode == RECORDING and self._requires_grad) or (FW.active and has_tangent(self)):
+        def sampled(x: Tensor) -> Tensor:
+            return _sampled(cls, (x,), values.astype(x._data.dtype))
+
+        return inplace.apply_inplace(self, sampled)
+    return inplace._random_fill(self, values)
+
+
+_NORMAL_OVERLOADS = (
+    " * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
+    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device "
+    "device = None, bool pin_memory = False, bool requires_grad = False)\n")
+
+
+def _normal_type_error(args: tuple) -> TypeError:
+    names = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+    return TypeError(f"normal() received an invalid combination of arguments - got ({names}), "
+                     f"but expected one of:\n{_NORMAL_OVERLOADS}")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def _normal_float_data(t: Tensor) -> np.ndarray:
+    if t._data.dtype.kind != "f":
+        _not_implemented_for("normal_kernel_cpu", t._data)
+    return t._data
+
+
+def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
+           out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Normal samples: elementwise from tensor ``mean``/``std`` (broadcast), or of ``size``.
+
+    >>> import npgrad
+    >>> npgrad.normal(npgrad.zeros(2), 0.0)
+    tensor([0., 0.])
+    >>> npgrad.normal(0., 1., (2, 3)).shape
+    torch.Size([2, 3])
+    """
+    rng = _rng(generator)
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if size is not None:
+        if (mean_t or std_t or not (_is_number(mean) and _is_number(std))
+                or not isinstance(size, (tuple, list))):
+            raise _normal_type_error((mean, std, size))
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp_float(std)}")
+        np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
+        return _leaf(rng.normal(mean, std, parse_shape((size,))).astype(np_dt), requires_grad)
+    if mean_t and std_t:
+        m, s = _normal_float_data(mean), _normal_float_data(std)
+        if (s < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        from ._ops._shape_util import broadcast_shapes
+
+        shape = tuple(broadcast_shapes(m.shape, s.shape))
+        out_dt = _dtype.result_type_np((m, s))
+        values = (m + s * rng.standard_normal(shape)).astype(out_dt)
+        return _sampled(NormalBackward3, (mean, std), values)
+    if mean_t and _is_number(std):
+        m = _normal_float_data(mean)
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp_float(std)}")
+        values = (m + std * rng.standard_normal(m.shape)).astype(m.dtype)
+        return _sampled(NormalBackward1, (mean,), values)
+    if std_t and _is_number(mean):
+        s = _normal_float_data(std)
+        if (s < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        values = (mean + s * rng.standard_normal(s.shape)).astype(s.dtype)
+        return _sampled(NormalBackward2, (std,), values)
+    raise _normal_type_error((mean, std))
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:  # noqa: A002
+    """Poisson counts with rates ``input`` (non-negative floats), in ``input``'s dtype.
+
+    >>> import npgrad
+    >>> npgrad.poisson(npgrad.zeros(3))
+    tensor([0., 0., 0.])
+    """
+    data = input._data
+    if data.dtype.kind != "f":
+        _not_implemented_for("poisson_cpu", data)
+    if not (data >= 0).all():  # NaN fails too
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    # NumPy refuses rates past ~9e18; torch's sampler overflows to int64's minimum there.
+    huge = data > 1e18
+    counts = _rng(generator).poisson(np.where(huge, 0, data).astype(np.float64))
+    counts = np.where(huge, float(np.iinfo(np.int64).min), counts)
+    return _sampled(PoissonBackward0, (input,), counts.astype(data.dtype))
+
+
+def _check_random_range(low: int, high: int) -> None:
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+
+
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,  # noqa: A002
+                 dtype: Any = None, layout: Any = None, device: Any = None,
+                 requires_grad: bool = False, memory_format: Any = None,
+                 generator: Generator | None = None) -> Tensor:
+    """Integers in ``[low, high)`` shaped like ``input``, with its dtype unless ``dtype`` is given.
+
+    >>> import npgrad
+    >>> npgrad.randint_like(npgrad.zeros(2), 1)
+    tensor([0., 0.])
+    """
+    if high is None:
+        low, high = 0, low
+    _check_random_range(int(low), int(high))
+    np_dt = _np_dtype(_like_dtype(input, dtype))
+    data = _rng(generator).integers(low, high, size=input._data.shape).astype(np_dt)
+    return _leaf(data, requires_grad)
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
+                  device: Any = None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
+    """A tensor of ``size`` laid out with ``stride`` (in elements); npgrad fills it with zeros.
+
+    >>> import npgrad
+    >>> npgrad.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    shape, strides = tuple(parse_shape((size,))), tuple(int(s) for s in stride)
+    if len(shape) != len(strides):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
+                           f"of strides ({len(strides)})")
+    np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
+    if 0 in shape:
+        return _leaf(np.zeros(shape, dtype=np_dt), requires_grad)
+    storage = np.zeros(1 + sum((n - 1) * s for n, s in zip(shape, strides)), dtype=np_dt)
+    view = np.lib.stride_tricks.as_strided(
+        storage, shape, tuple(s * storage.itemsize for s in strides))
+    return _leaf(view, requires_grad)
+
+
+# -- in-place samplers (Tensor.exponential_ ...) -------------------------------------------
+
+def _check_continuous(self: Tensor, distribution: str, use_cpp_name: bool = False) -> None:
+    if self._data.dtype.kind != "f":
+        dt = _dtype.from_np(self._data.dtype)
+        name = dt.cpp_name if use_cpp_name else dt.scalar_name
+        raise RuntimeError(f"{distribution} distribution is a continuous probability "
+                           f"distribution. dtype must be a floating point but you specified {name}")
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
+    """Fill ``self`` with exponential samples of rate ``lambd``.
+
+    >>> import npgrad
+    >>> npgrad.zeros(2).exponential_(float("inf"))
+    tensor([0., 0.])
+    """
+    if not lambd > 0:
+        raise RuntimeError("exponential_ expects lambda > 0.0, but found "
+                           f"lambda={_cpp_float(lambd)}")
+    _check_continuous(self, "Exponential")
+    values = _rng(generator).exponential(1.0, self._data.shape) / lambd
+    return _sample_inplace(self, values, ExponentialBackward0)
+
+
+def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Fill ``self`` with the number of Bernoulli(``p``) trials up to the first success (>= 1).
+
+    >>> import npgrad
+    >>> bool((npgrad.zeros(100).geometric_(0.5) >= 1).all())
+    True
+    """
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_cpp_float(p)}")
+    return _sample_inplace(self, _rng(generator).geometric(p, self._data.shape),
+                           GeometricBackward0)
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                generator: Generator | None = None) -> Tensor:
+    """Fill ``self`` with ``exp`` of normal samples of ``mean`` and ``std``.
+
+    >>> import npgrad
+    >>> bool((npgrad.zeros(10).log_normal_() > 0).all())
+    True
+    """
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_cpp_float(std)}")
+    if self._data.dtype.kind != "f":
+        _not_implemented_for("log_normal_cpu", self._data)
+    values = _rng(generator).lognormal(mean, std, self._data.shape)
+    return _sample_inplace(self, values, LogNormalBackward0)
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill ``self`` with Cauchy samples centred on ``median`` with scale ``sigma``.
+
+    >>> import npgrad
+    >>> npgrad.zeros(3).cauchy_().shape
+    torch.Size([3])
+    """
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_cpp_float(sigma)}")
+    _check_continuous(self, "Cauchy", use_cpp_name=True)
+    values = median + sigma * _rng(generator).standard_cauchy(self._data.shape)
+    return _sample_inplace(self, values, CauchyBackward0)
+
+
+# The largest integer random_() draws by default: every integer up to it is exact in the dtype.
+_RANDOM_DEFAULT_MAX = {"float16": 2 ** 11, "float32": 2 ** 24, "float64": 2 ** 53, "bool": 1}
+
+
+def random_(self: Tensor, *args: int, to: int | None = None,
+            generator: Generator | None = None) -> Tensor:
+    """Fill ``self`` with integers: ``random_(from, to)``, ``random_(to)`` from 0, or ``random_()``
+    over every integer the dtype holds exactly.
+
+    >>> import npgrad
+    >>> npgrad.zeros(3, dtype=npgrad.int64).random_(1, 2)
+    tensor([1, 1, 1])
+    """
+    data = self._data
+    if len(args) == 2:
+        (low, high), cls = args, RandomBackward0
+    elif len(args) == 1:
+        (low, high), cls = (0, args[0]), RandomBackward1
+    elif to is not None:
+        (low, high), cls = (0, to), RandomBackward1
+    else:
+        dt = data.dtype
+        top = _RANDOM_DEFAULT_MAX.get(dt.name)
+        if top is None:
+            top = int(np.iinfo(dt).max)
+        low, high, cls = 0, top + 1, RandomBackward2
+    low, high = int(low), int(high)
+    _check_random_range(low, high)
+    if data.dtype.kind == "u" and low < 0:
+        raise RuntimeError(f"from is out of bounds for {_dtype.from_np(data.dtype).cpp_name}")
+    values = _rng(generator).integers(low, high, size=data.shape, dtype=np.int64)
+    return _sample_inplace(self, values, cls)

@@ -1,4 +1,5 @@
-"""Trigonometric, hyperbolic and special pointwise ops: node classes next to their functions.
+"""Trigonometric, hyperbolic and special pointwise ops (torch.special's logit, sinc, entr too):
+node classes next to their functions.
 
 asin ... atanh, atan2, hypot, erfc, exp2, logaddexp, xlogy, nan_to_num, addcmul and
 addcdiv.  Backward rules are torch's formulas (tools/autograd/derivatives.yaml) written
@@ -21,8 +22,8 @@ from ._core import (Node, SavedTensor, binary, binary_arrays, binary_compute, is
 from ._shape_util import broadcast_shapes
 from .activation import erf  # noqa: F401 - torch.erf: the op lives with gelu, which uses it
 from .inplace import apply_inplace
-from .pointwise import (PointwiseBinaryNode, PointwiseNode, _unary_float, exp, isfinite,
-                        masked_fill, rsqrt)
+from .pointwise import (PointwiseBinaryNode, PointwiseNode, _unary_float, cos, exp, isfinite,
+                        log, logical_or, masked_fill, rsqrt, sin, where)
 
 _LN2 = math.log(2.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -679,3 +680,95 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     return apply_inplace(self, addcdiv, tensor1, tensor2, value=value)
+
+
+# -- logit ------------------------------------------------------------------------------------
+#
+# Note [logit's eps]
+# Without ``eps`` (or with a negative one) logit is ``log(x / (1 - x))``, NaN
+# outside [0, 1], and so is its gradient.  With ``eps >= 0`` the input is first
+# clamped to ``[eps, 1 - eps]`` -- torch tests ``x < eps`` before ``x > 1 - eps``,
+# so for ``eps > 0.5`` everything below ``eps`` becomes ``eps`` -- and the
+# gradient is zero wherever the clamp acted.
+
+class LogitBackward0(PointwiseNode):
+    __slots__ = ("eps",)
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        eps = self.eps
+        g = grad / (x * (1 - x))
+        if eps is None or eps < 0:
+            return where(logical_or(x < 0, x > 1), math.nan, g),
+        return where(logical_or(x < eps, x > 1 - eps), 0.0, g),
+
+
+def _np_logit(x: np.ndarray, eps: float | None) -> np.ndarray:
+    if eps is not None and eps >= 0:
+        lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
+        x = np.where(x < lo, lo, np.where(x > hi, hi, x))
+    return np.log(x / (1 - x))
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
+    """``log(x / (1 - x))``, after clamping ``x`` to ``[eps, 1 - eps]`` when ``eps`` is given.
+
+    >>> import npgrad
+    >>> npgrad.logit(npgrad.tensor([0.5, 0.0]), eps=0.25)
+    tensor([ 0.0000, -1.0986])
+    """
+    res = _unary_float(LogitBackward0, lambda x: _np_logit(x, eps), input)
+    node = node_of(res)
+    if node is not None:
+        node.eps = eps
+    return res
+
+
+# -- sinc ---------------------------------------------------------------------------------
+
+class SincBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        px = x * math.pi
+        d = (px * cos(px) - sin(px)) / (px * x)
+        return masked_fill(grad * d, x == 0, 0.0),
+
+
+def sinc(input: Tensor) -> Tensor:  # noqa: A002
+    """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0 (grad_fn ``SincBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.sinc(npgrad.tensor([0., 0.5]))
+    tensor([1.0000, 0.6366])
+    """
+    return _unary_float(SincBackward0, np.sinc, input)
+
+
+# -- entr ---------------------------------------------------------------------------------
+
+class SpecialEntrBackward0(PointwiseNode):
+    __slots__ = ()
+    saves_self = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")
+        return grad * -(log(x) + 1),
+
+
+def _np_entr(x: np.ndarray) -> np.ndarray:
+    return np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)),
+                    np.where(x == 0, x.dtype.type(0), np.where(x < 0, -np.inf, x)))
+
+
+def entr(input: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise entropy ``-x log x`` (0 at 0, -inf below; grad_fn ``SpecialEntrBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.special.entr(npgrad.tensor([0., 1., -1.]))
+    tensor([0., -0., -inf])
+    """
+    return _unary_float(SpecialEntrBackward0, _np_entr, input)

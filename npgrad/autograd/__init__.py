@@ -185,6 +185,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         result.append(g)
     return tuple(result)
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from .variable import Variable  # noqa: E402,F401 - deprecated; needs Tensor only when called
 
 
 # Custom Functions and the functional API load on first use: this package is
