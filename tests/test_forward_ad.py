@@ -276,6 +276,11 @@ SNIPPETS = [
      '    t = fw.unpack_dual(e[1]).tangent; print(t.detach(), t.requires_grad); t.sum().backward(); print(v.grad)'),
     ('with fw.dual_level():\n    f = fw.make_dual(T.ones(4, 6)[:, ::2], T.arange(12.).reshape(4, 3))\n'
      '    print(fw.unpack_dual(f[1:3, 1]).tangent, fw.unpack_dual(f.t()).tangent.stride())'),
+    # random refills leave a zero tangent (the values depend on nothing)
+    ('p = T.zeros(3, requires_grad=True)\nwith fw.dual_level():\n'
+     '    x = fw.make_dual(T.zeros(3), T.ones(3)); x.normal_(); y = fw.make_dual(T.zeros(3), T.ones(3)); y.uniform_()\n'
+     '    z = fw.make_dual(p * 1, T.ones(3)); z.normal_()\n'
+     '    print(fw.unpack_dual(x).tangent, fw.unpack_dual(y).tangent, fw.unpack_dual(z).tangent)'),
 ]
 
 # index -> reason: npgrad differs from torch 2.13 here (strict xfails, to be fixed in npgrad).

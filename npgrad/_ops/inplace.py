@@ -471,6 +471,8 @@ def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
         return _recorded_fill(self, values)
     np.copyto(self._data, values, casting="unsafe")
     bump_version(self)
+    if FW.active and has_tangent(self):  # random values do not depend on anything: zero tangent
+        write_tangent(self, None)
     return self
 
 
