@@ -1,4 +1,6 @@
-"""Windowed ops of nn layers: convolution (1-d and 2-d) and 2-d pooling, each one op node.
+"""Windowed ops of nn layers: convolution (plain and transposed, 1-d and 2-d) and 2-d pooling.
+
+Each is one op node (Note [Transposed convolution] for the transposed form).
 
 Note [Convolution as im2col]
 ``sliding_window_view`` gives, without copying, every kernel-sized window of
@@ -28,7 +30,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _dtype
-from .._mode import _tls, RECORDING
+from .._forward import FORWARD_EDGE, PendingJvp, FW, flush, has_tangent, tangent_of
+from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import Tensor, edge_of, wrap, wrap_result
 from ._core import Node, record
 
@@ -149,9 +152,13 @@ def _conv_grad_weight(g_out: np.ndarray, x: np.ndarray, w_shape: tuple,
 
 
 class ConvolutionBackward0(Node):
-    """``convolution(input, weight, bias)``; its backward is ``convolution_backward``."""
+    """``convolution(input, weight, bias)``; its backward is ``convolution_backward``.
 
-    __slots__ = ("input", "weight", "params", "has_bias")
+    With ``transposed`` set (Note [Transposed convolution]) the backward is made of
+    ``convolution`` and ``convolution_backward`` with the roles of the tensors swapped.
+    """
+
+    __slots__ = ("input", "weight", "params", "has_bias", "transposed")
     _saved_fields = ("input", "weight")
 
     def backward(self, grad: Tensor) -> tuple:
@@ -160,14 +167,14 @@ class ConvolutionBackward0(Node):
         x, w = saved(self, "input"), saved(self, "weight")
         mask = (self.next_functions[0][0] is not None, self.next_functions[1][0] is not None,
                 self.has_bias and self.next_functions[2][0] is not None)
-        gx, gw, gb = convolution_backward(grad, x, w, self.params, mask)
+        gx, gw, gb = convolution_backward(grad, x, w, self.params, mask, self.transposed)
         return (gx, gw, gb) if self.has_bias else (gx, gw)
 
 
 class ConvolutionBackwardBackward0(Node):
     """The recorded ``convolution_backward(grad_output, input, weight)`` (three outputs)."""
 
-    __slots__ = ("grad_output", "input", "weight", "params", "mask")
+    __slots__ = ("grad_output", "input", "weight", "params", "mask", "transposed")
     _saved_fields = ("grad_output", "input", "weight")
 
     def backward(self, ggx: Any, ggw: Any, ggb: Any) -> tuple:
@@ -177,6 +184,8 @@ class ConvolutionBackwardBackward0(Node):
         g, x, w = saved(self, "grad_output"), saved(self, "input"), saved(self, "weight")
         p = self.params
         need_g, need_x, need_w = (self.next_functions[i][0] is not None for i in range(3))
+        if self.transposed:
+            return self._backward_transposed(g, x, w, ggx, ggw, ggb, (need_g, need_x, need_w))
         gg = gx = gw = None
         if need_g:
             parts = []
@@ -197,6 +206,33 @@ class ConvolutionBackwardBackward0(Node):
             gw = convolution_backward(g, ggx, w, p, (False, True, False))[1]
         return gg, gx, gw
 
+    def _backward_transposed(self, g: Tensor, x: Tensor, w: Tensor, ggx: Any, ggw: Any,
+                             ggb: Any, need: tuple) -> tuple:
+        """Its outputs were ``conv(g, w)``, ``grad_weight(x, g)`` and ``sum(g)``: the
+        adjoints are transposed convolutions, a convolution and a grad_weight."""
+        from .pointwise import add
+        from .shape import expand, reshape
+
+        p = self.params
+        spatial = g._data.shape[2:]
+        gg = gx = gw = None
+        if need[0]:
+            parts = []
+            if ggx is not None:
+                parts.append(convolution_transposed(ggx, w, ggb, p, spatial))
+            elif ggb is not None:
+                parts.append(expand(reshape(ggb, (1, -1) + (1,) * len(spatial)),
+                                    g._data.shape))
+            if ggw is not None:
+                parts.append(convolution_transposed(x, ggw, None, p, spatial))
+            for part in parts:
+                gg = part if gg is None else add(gg, part)
+        if need[1] and ggw is not None:
+            gx = convolution(g, ggw, None, p)
+        if need[2] and ggx is not None:
+            gw = convolution_backward(ggx, g, w, p, (False, True, False))[1]
+        return gg, gx, gw
+
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, params: ConvParams) -> Tensor:
     """N-d convolution of a batched input (grad_fn ``ConvolutionBackward0``)."""
@@ -212,33 +248,166 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, params: Conv
         node.weight = SavedTensor(weight)
         node.params = params
         node.has_bias = bias is not None
+        node.transposed = False
     return res
 
 
+# Note [Transposed convolution]
+# A transposed convolution is the adjoint, in its input, of the convolution with
+# the same weight and geometry: its forward is that convolution's grad_input
+# (``_conv_grad_input``, weight ``(C_in, C_out/g, *K)`` read as a convolution
+# weight ``(O, C/g, *K)``), onto an output ``output_padding`` larger at the high
+# end.  So its gradients are the convolution itself (input) and the
+# convolution's grad_weight with grad_output and input swapped (weight).  torch
+# names its node ``ConvolutionBackward0`` as well, and the gradients' node
+# ``ConvolutionBackwardBackward0``: npgrad's is ``convolution_backward`` with
+# ``transposed`` set, whose own backward is built of transposed convolutions,
+# convolutions and grad_weights, so higher orders work.
+
+def convolution_transposed(input: Tensor, weight: Tensor, bias: Tensor | None,
+                           params: ConvParams, out_spatial: tuple) -> Tensor:
+    """Batched N-d transposed convolution (grad_fn ``ConvolutionBackward0``)."""
+    x, w = input._data, weight._data
+    g = params.groups
+    in_shape = (x.shape[0], w.shape[1] * g) + tuple(out_spatial)
+    out = _conv_grad_input(x, w, in_shape, params)
+    if bias is not None:
+        out = out + bias._data.reshape((-1,) + (1,) * len(out_spatial))
+    out = np.ascontiguousarray(out, dtype=x.dtype)
+    inputs = (input, weight) if bias is None else (input, weight, bias)
+    res, node = record(ConvolutionBackward0, inputs, out)
+    if node is not None:
+        from ._core import SavedTensor
+
+        node.input = SavedTensor(input)
+        node.weight = SavedTensor(weight)
+        node.params = params
+        node.has_bias = bias is not None
+        node.transposed = True
+    return res
+
+
+def conv_transpose_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
+                      padding: Any, output_padding: Any, groups: int, dilation: Any,
+                      nd: int) -> Tensor:
+    """torch's ``conv_transpose1d`` / ``conv_transpose2d``: checks, unbatched inputs."""
+    from .shape import squeeze, unsqueeze
+
+    def tup(v: Any) -> tuple:
+        if isinstance(v, (list, tuple)):
+            return tuple(int(i) for i in v) * (nd if len(v) == 1 else 1)
+        return (int(v),) * nd
+
+    x, w = input._data, weight._data
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"conv_transpose{nd}d, but got input of size: {_size_str(x.shape)}")
+    if x.ndim == nd + 1:
+        return squeeze(conv_transpose_nd(unsqueeze(input, 0), weight, bias, stride, padding,
+                                         output_padding, groups, dilation, nd), 0)
+    s, p, op, d = tup(stride), tup(padding), tup(output_padding), tup(dilation)
+    if w.ndim != nd + 2:
+        raise RuntimeError("weight should have at least three dimensions" if w.ndim < 3 else
+                           f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
+                           f"input {_size_str(x.shape)}, but got {w.ndim}-dimensional weight "
+                           f"of size {_size_str(w.shape)} instead")
+    if x.shape[1] != w.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {_size_str(w.shape)}, expected "
+                           f"input{_size_str(x.shape)} to have {w.shape[0]} channels, but got "
+                           f"{x.shape[1]} channels instead")
+    if w.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size {_size_str(w.shape)} instead")
+    c_out = w.shape[1] * groups
+    if bias is not None and bias._data.shape != (c_out,):
+        raise RuntimeError(f"Given transposed=1, weight of size {_size_str(w.shape)}, expected "
+                           f"bias to be 1-dimensional with {c_out} elements, but got bias of "
+                           f"size {_size_str(bias._data.shape)} instead")
+    if any(o >= si and o >= di for o, si, di in zip(op, s, d)):
+        names = ("height", "width") if nd == 2 else ("width",) if nd == 1 else ()
+        parts = [f"output_padding_{n}: {v}" for n, v in zip(names, op)]
+        parts += [f"stride_{n}: {v}" for n, v in zip(names, s)]
+        parts += [f"dilation_{n}: {v}" for n, v in zip(names, d)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           "got " + " ".join(parts))
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.from_np(w.dtype).scalar_name} but "
+                           f"found {_dtype.from_np(x.dtype).scalar_name}")
+    kernel = w.shape[2:]
+    out = tuple((i - 1) * si - 2 * pi + di * (k - 1) + oi + 1
+                for i, si, pi, di, k, oi in zip(x.shape[2:], s, p, d, kernel, op))
+    if any(o < 1 for o in out):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))})"
+                           f". Calculated output size per channel: "
+                           f"({' x '.join(map(str, out))}). Output size is too small")
+    return convolution_transposed(input, weight, bias, ConvParams(s, p, p, d, groups), out)
+
+
 def convolution_backward(grad: Tensor, input: Tensor, weight: Tensor, params: ConvParams,
-                         mask: tuple) -> tuple:
-    """(grad_input, grad_weight, grad_bias) of a convolution, each None unless asked for."""
+                         mask: tuple, transposed: bool = False) -> tuple:
+    """(grad_input, grad_weight, grad_bias) of a convolution, each None unless asked for.
+
+    ``transposed``: of a transposed convolution (Note [Transposed convolution]): its
+    grad_input is the plain convolution of ``grad``, its grad_weight the plain one's
+    with ``grad`` and ``input`` swapped.
+    """
     g, x, w = grad._data, input._data, weight._data
     outs: list = [None, None, None]
     if mask[0]:
-        outs[0] = _conv_grad_input(g, w, x.shape, params)
+        outs[0] = (_conv_forward(g, w, None, params) if transposed else
+                   _conv_grad_input(g, w, x.shape, params))
     if mask[1]:
-        outs[1] = _conv_grad_weight(g, x, w.shape, params)
+        outs[1] = (_conv_grad_weight(x, g, w.shape, params) if transposed else
+                   _conv_grad_weight(g, x, w.shape, params))
     if mask[2]:
         outs[2] = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
     mode = _tls.mode
     tensors = (grad, input, weight)
+    c_out = w.shape[1] * params.groups if transposed else w.shape[0]
+    meta = ((x.shape, g.dtype), (w.shape, g.dtype), ((c_out,), g.dtype))
+    if FW.active and not mode & INFERENCE and any(has_tangent(t) for t in tensors):
+        return _convolution_backward_dual(tensors, outs, meta, params, mask, mode, transposed)
     if mode == RECORDING and any(t._requires_grad for t in tensors):
         node = _new(ConvolutionBackwardBackward0)
-        meta = ((x.shape, g.dtype), (w.shape, g.dtype), ((w.shape[0],), g.dtype))
         node._init_node(tuple(edge_of(t) for t in tensors), meta)
         from ._core import SavedTensor
 
         node.grad_output, node.input, node.weight = (SavedTensor(t) for t in tensors)
-        node.params, node.mask = params, mask
+        node.params, node.mask, node.transposed = params, mask, transposed
         return tuple(None if o is None else wrap_result(np.asarray(o), node, i)
                      for i, o in enumerate(outs))
     return tuple(None if o is None else wrap(np.asarray(o), mode) for o in outs)
+
+
+def _convolution_backward_dual(tensors: tuple, outs: list, meta: tuple, params: ConvParams,
+                               mask: tuple, mode: int, transposed: bool) -> tuple:
+    """``convolution_backward`` whose inputs carry tangents (forward-over-reverse).
+
+    As ``record_with_tangents`` for a three-output op: the node is built (recorded or
+    forward-only) and its outputs' tangents come later from its transposed backward.
+    An output not asked for gets a throwaway tensor, so each output has its place.
+    """
+    from ._core import SavedTensor
+
+    tangents = [tangent_of(t) if has_tangent(t) else None for t in tensors]
+    flush()
+    recorded = mode == RECORDING and any(t._requires_grad for t in tensors)
+    edges = []
+    for t, tan in zip(tensors, tangents):
+        if recorded and t._requires_grad:
+            edges.append(edge_of(t))
+        else:
+            edges.append((FORWARD_EDGE, 0) if tan is not None else (None, 0))
+    node = _new(ConvolutionBackwardBackward0)
+    node._init_node(tuple(edges), meta)
+    node.grad_output, node.input, node.weight = (SavedTensor(t) for t in tensors)
+    node.params, node.mask, node.transposed = params, mask, transposed
+    results = []
+    for i, (o, (shape, dtype)) in enumerate(zip(outs, meta)):
+        arr = np.zeros(shape, dtype) if o is None else np.asarray(o)
+        results.append(wrap_result(arr, node, i) if recorded else wrap(arr, mode))
+    PendingJvp(node, tangents, results, mode, recorded)
+    return tuple(None if o is None else r for o, r in zip(outs, results))
 
 
 def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
@@ -523,3 +692,64 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
     return _linear_op(AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0, input,
                       pool, unpool)
+
+
+class AdaptiveMaxPool2DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class AdaptiveMaxPool2DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+def _gather_scatter(lead: tuple, size: tuple, out: tuple, indices: np.ndarray) -> tuple:
+    """The maps of a max pooling with fixed ``indices`` into each ``size`` plane (flat)."""
+    plane = math.prod(size)
+    n_out = math.prod(out)
+
+    def gather(a: np.ndarray) -> np.ndarray:  # input-shaped -> output-shaped
+        flat_a = a.reshape(lead + (plane,))
+        return np.take_along_axis(flat_a, indices.reshape(lead + (n_out,)), axis=-1).reshape(
+            lead + out)
+
+    def scatter(g: np.ndarray) -> np.ndarray:  # output-shaped -> input-shaped
+        res = np.zeros((math.prod(lead), plane), dtype=g.dtype)
+        idx = indices.reshape(-1, n_out)
+        np.add.at(res, (np.arange(res.shape[0])[:, None], idx), g.reshape(-1, n_out))
+        return res.reshape(lead + size)
+
+    return gather, scatter
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max over adaptive bins (grad_fn ``AdaptiveMaxPool2DBackward0``); indices index H*W."""
+    x = input._data
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != 2:
+            raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must "
+                               "be 2")
+        size = tuple(x.shape[-2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    else:
+        size = (int(output_size), int(output_size))
+    if x.ndim not in (3, 4) or any(n == 0 for n in x.shape[-2:]):
+        raise RuntimeError("adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{_size_str(x.shape)}")
+    h, w = x.shape[-2:]
+    lead = x.shape[:-2]
+    indices = np.zeros(lead + size, dtype=np.int64)
+    for i in range(size[0]):
+        r0, r1 = (i * h) // size[0], -(-((i + 1) * h) // size[0])
+        for j in range(size[1]):
+            c0, c1 = (j * w) // size[1], -(-((j + 1) * w) // size[1])
+            win = x[..., r0:r1, c0:c1].reshape(lead + (-1,))
+            nan = np.isnan(win) if x.dtype.kind == "f" else np.zeros(win.shape, bool)
+            arg = np.where(nan.any(-1), np.argmax(nan, axis=-1),
+                           np.argmax(np.where(nan, -np.inf, win) if nan.any() else win, axis=-1))
+            rr, cc = np.divmod(arg, c1 - c0)
+            indices[..., i, j] = (r0 + rr) * w + (c0 + cc)
+    gather, scatter = _gather_scatter(lead, (h, w), size, indices)
+    res = _linear_op(AdaptiveMaxPool2DBackward0, AdaptiveMaxPool2DBackwardBackward0, input,
+                     gather, scatter)
+    if return_indices:
+        return res, wrap(indices, _tls.mode)
+    return res

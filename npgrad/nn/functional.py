@@ -38,6 +38,9 @@ from .._ops.loss import (  # noqa: F401,E402
 )
 # functional names: layers [nn]
 # functional names: vision layers [vision]
+from .._ops.conv import adaptive_max_pool2d  # noqa: F401,E402
+from .._ops.resample import (fold, interpolate, pixel_shuffle, pixel_unshuffle,  # noqa: F401,E402
+                             unfold)
 from .._ops.normalization import group_norm, instance_norm  # noqa: F401,E402
 
 
@@ -147,32 +150,21 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 # -- misc --------------------------------------------------------------------------------
 
 def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
-    """Constant padding of the last dims (``pad`` = (left, right, top, bottom, ...))."""
-    from .._ops.shape import cat
-    from .._creation import full
+    """Pad the last dims (``pad`` = (left, right, top, bottom, ...)): 'constant', 'reflect',
+    'replicate' or 'circular' (npgrad/_ops/resample.py)."""
+    if mode in ("reflect", "replicate"):  # [vision]
+        from .._ops.resample import pad_nonconstant
 
-    if mode != "constant":
-        raise NotImplementedError(f"npgrad pad supports mode='constant' only, got '{mode}'")
-    out = input
-    fill = 0.0 if value is None else value
-    for i in range(len(pad) // 2):
-        dim = out._data.ndim - 1 - i
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        parts = []
-        shape = list(out._data.shape)
-        if lo > 0:
-            shape[dim] = lo
-            parts.append(full(tuple(shape), fill, dtype=out.dtype))
-        core = out
-        if lo < 0 or hi < 0:
-            n = out._data.shape[dim]
-            core = out.narrow(dim, max(-lo, 0), n - max(-lo, 0) - max(-hi, 0))
-        parts.append(core)
-        if hi > 0:
-            shape[dim] = hi
-            parts.append(full(tuple(shape), fill, dtype=out.dtype))
-        out = cat(parts, dim) if len(parts) > 1 else core
-    return out
+        return pad_nonconstant(input, pad, mode)
+    if mode == "constant":  # [vision]
+        from .._ops.resample import constant_pad_nd
+
+        return constant_pad_nd(input, pad, 0.0 if value is None else value)
+    if mode == "circular":  # [vision]
+        from .._ops.resample import pad_circular
+
+        return pad_circular(input, pad)
+    raise NotImplementedError(f"Unrecognised padding mode {mode}")
 
 
 # -- attention (the layers' group [nn]) ------------------------------------------------------
@@ -556,3 +548,248 @@ def multi_head_attention_forward(
     if not is_batched:
         attn_output = squeeze(attn_output, 1)
     return attn_output, None
+
+
+# -- vision layers (the layers' group [vision]) ------------------------------------------
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Tensor:
+    """1-d transposed convolution, weight ``(C_in, C_out/groups, k)`` (``ConvolutionBackward0``)."""
+    from .._ops.conv import conv_transpose_nd
+
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                             dilation, 1)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Tensor:
+    """2-d transposed convolution, weight ``(C_in, C_out/groups, kh, kw)``.
+
+    >>> import npgrad as torch
+    >>> x = torch.ones(1, 1, 2, 2)
+    >>> torch.nn.functional.conv_transpose2d(x, torch.ones(1, 1, 2, 2), stride=2).shape
+    torch.Size([1, 1, 4, 4])
+    """
+    from .._ops.conv import conv_transpose_nd
+
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                             dilation, 2)
+
+
+def _check_1d(input: Tensor, name: str) -> None:
+    nd = input._data.ndim
+    if nd not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {nd}-dimensional tensor for "
+                           f"argument #1 'self' (while checking arguments for {name})")
+
+
+def _first(v: Any) -> Any:
+    return v[0] if isinstance(v, (list, tuple)) else v
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """1-d average pooling over ``(N, C, L)``: ``avg_pool2d`` of a height-1 image, as torch."""
+    from .._ops.shape import squeeze, unsqueeze
+
+    _check_1d(input, "avg_pool1d")
+    st = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        (1, _first(stride))
+    out = avg_pool2d(unsqueeze(input, -2), (1, _first(kernel_size)), st, (0, _first(padding)),
+                     ceil_mode, count_include_pad)
+    return squeeze(out, -2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average over ``output_size`` adaptive bins of ``(N, C, L)``."""
+    from .._ops.shape import squeeze, unsqueeze
+
+    _check_1d(input, "adaptive_avg_pool1d")
+    return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), (1, _first(output_size))), -2)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max over ``output_size`` adaptive bins of ``(N, C, L)`` (indices with it if asked)."""
+    from .._ops.shape import squeeze, unsqueeze
+
+    _check_1d(input, "adaptive_max_pool1d")
+    out, idx = adaptive_max_pool2d(unsqueeze(input, -2), (1, _first(output_size)), True)
+    if return_indices:
+        return squeeze(out, -2), squeeze(idx, -2)
+    return squeeze(out, -2)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling: ``(sum over window of x**p) ** (1/p)``, torch's composite."""
+    from .._ops.pointwise import abs as abs_, sign
+
+    kw, kh = kernel_size if isinstance(kernel_size, (list, tuple)) else (kernel_size,) * 2
+    if norm_type == float("inf"):
+        return max_pool2d(abs_(input), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool2d(-abs_(input), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (sign(out) * _relu(abs_(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over ``(N, C, L)``, torch's composite."""
+    from .._ops.pointwise import abs as abs_, sign
+
+    if norm_type == float("inf"):
+        return max_pool1d(abs_(input), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool1d(-abs_(input), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (sign(out) * _relu(abs_(out))).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
+                     batched: bool = True) -> Tensor:
+    """Zero whole channels (dims 0 and 1 pick a channel; dim 0 unless ``batched``) with
+    probability ``p``, scale the rest."""
+    from .._creation import _rng
+    from .._ops.inplace import mul_
+    from .._ops.pointwise import mul
+
+    if not training or p == 0.0 or input._data.size == 0:
+        return input
+    x = input._data
+    lead = 2 if batched else 1
+    shape = x.shape[:lead] + (1,) * (x.ndim - lead)
+    if p == 1.0:
+        mask = np.zeros(shape, dtype=x.dtype)
+    else:
+        mask = ((_rng(None).random(shape) >= p) / (1.0 - p)).astype(x.dtype)
+    mask_t = wrap(mask, 0)
+    return mul_(input, mask_t) if inplace else mul(input, mask_t)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Channel-wise dropout of ``(N, C, L)`` or ``(C, L)`` inputs."""
+    from .._ops.shape import squeeze, unsqueeze
+
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    nd = input._data.ndim
+    if nd not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs).")
+    if nd == 2:
+        if inplace:
+            return _feature_dropout(input, p, training, True, batched=False)
+        return squeeze(_feature_dropout(unsqueeze(input, 0), p, training, False), 0)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Channel-wise dropout of ``(N, C, H, W)`` inputs (torch's warnings for other ranks)."""
+    import warnings
+
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    nd = input._data.ndim
+    if nd not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if nd == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's zero mean and unit variance (dropped values go to -alpha')."""
+    from .._creation import _rng
+    from .._ops.inplace import add_, mul_
+    from .._ops.pointwise import mul
+
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input._data.size == 0:
+        return input
+    x = input._data
+    if p == 1.0:
+        zero = wrap(np.zeros((), dtype=x.dtype), 0)
+        return mul_(input, zero) if inplace else mul(input, zero)
+    alpha = 1.7580993408473766
+    a = 1.0 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = (_rng(None).random(x.shape) >= p).astype(np.float64)
+    b = wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(x.dtype), 0)
+    noise = wrap((keep * a).astype(x.dtype), 0)
+    out = mul_(input, noise) if inplace else mul(input, noise)
+    return add_(out, b)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = x1 W[o] x2 + b[o]`` for weight ``(out, in1, in2)``."""
+    from .._ops.einsum import einsum
+    from .._ops.shape import reshape
+
+    x1, x2, w = input1._data, input2._data, weight._data
+    if x1.ndim != x2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {x1.ndim} and "
+                           f"{x2.ndim}")
+    if x1.shape[:-1] != x2.shape[:-1]:
+        for i in range(x1.ndim - 1):
+            if x1.shape[i] != x2.shape[i]:
+                raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim "
+                                   f"{i}: got {x1.shape[i]} and {x2.shape[i]}")
+    if x1.shape[-1] != w.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{x1.shape[-1]} but expected {w.shape[1]}")
+    if x2.shape[-1] != w.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{x2.shape[-1]} but expected {w.shape[2]}")
+    lead = x1.shape[:-1]
+    a = reshape(input1, (-1, x1.shape[-1]))
+    c = reshape(input2, (-1, x2.shape[-1]))
+    out = reshape(einsum("bi,oij,bj->bo", a, weight, c), lead + (w.shape[0],))
+    return out if bias is None else out + bias
+
+
+
+def _upsample_deprecated(name: str) -> None:
+    import warnings
+
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=3)
+
+
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated spelling of ``interpolate`` (warns, as torch does)."""
+    _upsample_deprecated("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated spelling of ``interpolate(mode='nearest')`` (warns, as torch does)."""
+    _upsample_deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated spelling of ``interpolate(mode='bilinear', align_corners=True)``."""
+    _upsample_deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

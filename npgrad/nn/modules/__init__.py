@@ -23,6 +23,17 @@ from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # 
                    TripletMarginLoss)
 # layer imports [nn]
 # layer imports [vision]
+from .conv import ConvTranspose1d, ConvTranspose2d  # noqa: E402
+from .dropout import AlphaDropout, Dropout1d, Dropout2d  # noqa: E402
+from .linear import Bilinear  # noqa: E402
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
+                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .pixelshuffle import Fold, PixelShuffle, PixelUnshuffle, Unfold  # noqa: E402
+from .pooling import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,  # noqa: E402
+                      AvgPool1d, LPPool1d, LPPool2d)
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 from .container import ParameterDict, ParameterList  # noqa: E402
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d  # noqa: E402
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: E402
@@ -46,6 +57,14 @@ __all__ += ["KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginL
             "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
 # layer names [nn]
 # layer names [vision]
+__all__ += ["ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest2d",
+            "UpsamplingBilinear2d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d",
+            "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "Dropout1d", "Dropout2d", "AlphaDropout",
+            "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "ZeroPad1d", "ZeroPad2d",
+            "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
+            "ReplicationPad1d", "ReplicationPad2d", "Bilinear", "ZeroPad3d", "ConstantPad3d",
+            "ReflectionPad3d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
+            "CircularPad3d"]
 __all__ += ["ParameterList", "ParameterDict", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d"]
 __all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder",

@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d and Conv2d (zero padding; 'same' and 'valid' strings)."""
+"""Convolution layers: Conv1d, Conv2d (any padding_mode; "same"/"valid") and ConvTranspose1d/2d."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module, _ntuple
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
 _VALID_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -20,7 +20,8 @@ class _ConvNd(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+                 transposed: bool = False, output_padding: Any = 0) -> None:
         super().__init__()
         tup = _ntuple(self._n)
         if groups <= 0:
@@ -41,20 +42,31 @@ class _ConvNd(Module):
         if padding_mode not in _VALID_PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {_VALID_PADDING_MODES}, but got "
                              f"padding_mode='{padding_mode}'")
-        if padding_mode != "zeros":
-            raise NotImplementedError("npgrad supports padding_mode='zeros' only")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
         self.stride = stride
         self.padding = padding
         self.dilation = dilation
-        self.transposed = False
-        self.output_padding = tup(0)
+        self.transposed = transposed
+        self.output_padding = tup(output_padding)
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(_creation.empty(
-            (out_channels, in_channels // groups) + tuple(kernel_size), dtype=dtype))
+        # the widths F.pad takes (last dim first) when padding_mode is not 'zeros'
+        if isinstance(padding, str):
+            self._reversed_padding_repeated_twice = [0, 0] * len(kernel_size)
+            if padding == "same":
+                for d, k, i in zip(dilation, kernel_size, range(len(kernel_size) - 1, -1, -1)):
+                    total = d * (k - 1)
+                    self._reversed_padding_repeated_twice[2 * i] = total // 2
+                    self._reversed_padding_repeated_twice[2 * i + 1] = total - total // 2
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in (0, 1)]
+        # a transposed convolution's weight is (in, out/groups, *kernel): Note [Transposed
+        # convolution] in npgrad/_ops/conv.py
+        shape = ((in_channels, out_channels // groups) if transposed else
+                 (out_channels, in_channels // groups))
+        self.weight = Parameter(_creation.empty(shape + tuple(kernel_size), dtype=dtype))
         if bias:
             self.bias = Parameter(_creation.empty(out_channels, dtype=dtype))
         else:
@@ -98,6 +110,10 @@ class Conv1d(_ConvNd):
     _n = 1
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return F.conv1d(padded, self.weight, self.bias, self.stride, (0,), self.dilation,
+                            self.groups)
         return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
@@ -113,5 +129,76 @@ class Conv2d(_ConvNd):
     _n = 2
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return F.conv2d(padded, self.weight, self.bias, self.stride, (0, 0), self.dilation,
+                            self.groups)
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, transposed=True,
+                         output_padding=output_padding)
+
+    def _output_padding(self, input: Tensor, output_size: Any) -> tuple:
+        """``output_padding``, or the one that gives ``output_size`` (checked as torch does)."""
+        if output_size is None:
+            return self.output_padding
+        nd = self._n
+        non_spatial = 2 if input.dim() == nd + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == non_spatial + nd:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must "
+                             f"have {nd} or {non_spatial + nd} elements (got "
+                             f"{len(output_size)})")
+        min_sizes = [(input.size(d + non_spatial) - 1) * self.stride[d] - 2 * self.padding[d]
+                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        max_sizes = [m + s - 1 for m, s in zip(min_sizes, self.stride)]
+        for size, lo, hi in zip(output_size, min_sizes, max_sizes):
+            if size < lo or size > hi:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {min_sizes} to {max_sizes} (for an input of "
+                                 f"{input.size()[non_spatial:]})")
+        return tuple(size - lo for size, lo in zip(output_size, min_sizes))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-d transposed convolution over ``(N, C, L)`` inputs, weight ``(in, out/groups, k)``.
+
+    >>> import npgrad as torch
+    >>> torch.nn.ConvTranspose1d(2, 4, 3, stride=2)
+    ConvTranspose1d(2, 4, kernel_size=(3,), stride=(2,))
+    """
+
+    _n = 1
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-d transposed convolution over ``(N, C, H, W)`` inputs, weight ``(in, out/groups, kh, kw)``.
+
+    >>> import npgrad as torch
+    >>> torch.nn.ConvTranspose2d(8, 4, 2, stride=2)
+    ConvTranspose2d(8, 4, kernel_size=(2, 2), stride=(2, 2))
+    """
+
+    _n = 2
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)

@@ -1,0 +1,632 @@
+"""Resampling ops of vision layers: interpolation, padding, pixel shuffle and unfold/fold.
+
+Note [Resampling as per-axis linear maps]
+Every op here is linear in its input, so each is a ``_linear_op`` of
+``npgrad._ops.conv`` (Note [Higher-order gradients of windowed ops]): a NumPy
+forward map, its adjoint as the backward (itself a recorded op whose backward
+is the forward map again), so gradients of any order and tangents work.
+Interpolation and reflect/replicate padding act on each spatial axis
+separately: an axis is a dense ``(out, in)`` matrix (its rows the
+interpolation weights, torch's source-index rules), or, for nearest
+interpolation and padding, an index array (a gather, so inf and NaN stay
+where they are); the adjoint is the transposed matrix.
+
+Constant padding is affine, not linear: its node (``ConstantPadNdBackward0``)
+crops in backward, and that crop's backward pads with zeros.  Circular padding
+is built as torch builds it, from slice copies into an empty tensor, so its
+grad_fn is ``CopySlices`` as in torch.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from ._core import record
+from .conv import _LinearWindowNode, _linear_op, _pad, _size_str, _windows
+
+
+# The nodes: each op's and its backward's (the adjoint map, recorded for higher orders).
+# PixelShuffle/PixelUnshuffle and Im2Col/Col2Im are each other's adjoints, as in torch.
+
+class UpsampleNearest1DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleNearest1DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleNearest2DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleNearest2DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleNearestExact1DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleNearestExact1DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleNearestExact2DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleNearestExact2DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleLinear1DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleLinear1DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleBilinear2DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleBilinear2DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleBicubic2DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class UpsampleBicubic2DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReflectionPad1DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReflectionPad1DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReflectionPad2DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReflectionPad2DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReplicationPad1DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReplicationPad1DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReplicationPad2DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReplicationPad2DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReflectionPad3DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReflectionPad3DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReplicationPad3DBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class ReplicationPad3DBackwardBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class PixelShuffleBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class PixelUnshuffleBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class Im2ColBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+class Col2ImBackward0(_LinearWindowNode):
+    __slots__ = ()
+
+
+_NODES = {cls.__name__: cls for cls in _LinearWindowNode.__subclasses__()}
+
+
+# -- per-axis maps (Note [Resampling as per-axis linear maps]) --------------------------------
+
+def _axis_op(input: Tensor, name: str, axes: list) -> Tensor:
+    """Apply per-axis maps ``axes`` (one per trailing dim: an index array or a matrix)."""
+    n = len(axes)
+    mats = []
+    for a, n_in in zip(axes, input._data.shape[-n:]):
+        if a.ndim == 1:  # a gather: for the adjoint, its matrix of one-hot rows
+            m = np.zeros((a.size, n_in))
+            np.add.at(m, (np.arange(a.size), a), 1.0)
+            a = m
+        mats.append(a)
+
+    def fwd(x: np.ndarray) -> np.ndarray:
+        for i, a in enumerate(axes):
+            ax = x.ndim - n + i
+            if a.ndim == 1:
+                x = np.take(x, a, axis=ax)
+            else:
+                x = np.moveaxis(np.matmul(a.astype(x.dtype), np.moveaxis(x, ax, -2)), -2, ax)
+        return x
+
+    def adj(g: np.ndarray) -> np.ndarray:
+        for i, m in enumerate(mats):
+            ax = g.ndim - n + i
+            g = np.moveaxis(np.matmul(m.T.astype(g.dtype), np.moveaxis(g, ax, -2)), -2, ax)
+        return g
+
+    return _linear_op(_NODES[name + "Backward0"], _NODES[name + "BackwardBackward0"], input,
+                      fwd, adj)
+
+
+def _source_scale(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> float:
+    """torch's ``area_pixel_compute_scale``."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+
+
+def _nearest_index(n_in: int, n_out: int, scale: float | None, exact: bool) -> np.ndarray:
+    """torch's nearest source indices, computed as torch does in float32 whatever the dtype
+    (``floorf(dst * scale)``), so the same boundary cases round the same way."""
+    f32 = np.float32
+    s = f32(1.0 / scale) if scale is not None and scale > 0 else f32(n_in) / f32(n_out)
+    dst = np.arange(n_out, dtype=f32)
+    src = np.floor((dst + f32(0.5)) * s) if exact else np.floor(dst * s)
+    return np.minimum(src.astype(np.int64), n_in - 1)
+
+
+def _linear_matrix(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> np.ndarray:
+    s = _source_scale(n_in, n_out, align_corners, scale)
+    dst = np.arange(n_out, dtype=np.float64)
+    src = dst * s if align_corners else np.maximum(s * (dst + 0.5) - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    lam = src - i0
+    m = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    np.add.at(m, (rows, i0), 1.0 - lam)
+    np.add.at(m, (rows, i1), lam)
+    return m
+
+
+def _cubic_matrix(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> np.ndarray:
+    a = -0.75
+    s = _source_scale(n_in, n_out, align_corners, scale)
+    dst = np.arange(n_out, dtype=np.float64)
+    src = dst * s if align_corners else s * (dst + 0.5) - 0.5
+    i = np.floor(src).astype(np.int64)
+    t = src - i
+
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    coeffs = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    m = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    for k, c in enumerate(coeffs):
+        np.add.at(m, (rows, np.clip(i - 1 + k, 0, n_in - 1)), c)
+    return m
+
+
+_MODE_NAMES = {("nearest", 1): "UpsampleNearest1D", ("nearest", 2): "UpsampleNearest2D",
+               ("nearest-exact", 1): "UpsampleNearestExact1D",
+               ("nearest-exact", 2): "UpsampleNearestExact2D",
+               ("linear", 1): "UpsampleLinear1D", ("bilinear", 2): "UpsampleBilinear2D",
+               ("bicubic", 2): "UpsampleBicubic2D"}
+
+
+def _is_integer(v: Any) -> bool:
+    return isinstance(v, int) or (isinstance(v, Tensor) and v._data.ndim == 0
+                                  and v._data.dtype.kind in "iu")
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """torch's ``F.interpolate`` for 3-d and 4-d inputs (nearest, nearest-exact, (bi)linear,
+    bicubic, area).
+
+    >>> import npgrad as torch
+    >>> torch.nn.functional.interpolate(torch.tensor([[[1., 2.]]]), scale_factor=2)
+    tensor([[[1., 1., 2., 2.]]])
+    """
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    ndim = input._data.ndim
+    dim = ndim - 2
+    spatial = list(input._data.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scales = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {spatial} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(v) for v in size):
+                raise TypeError(
+                    "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                    f"Tuple[int, int, int], but got size with types {[type(v) for v in size]}")
+            out_size: list | None = [int(v) for v in size]
+        else:
+            out_size = [int(size)] * dim
+    elif scale_factor is not None:
+        out_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {spatial} and scale_factor of "
+                    f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                    "format and scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(v) for v in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor:
+        out_size = [int(n * s) for n, s in zip(spatial, scales)]
+        scales = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if antialias:
+        raise NotImplementedError("npgrad interpolate does not support antialias=True")
+    if mode == "area" and out_size is None:  # torch recomputes the size for 'area'
+        out_size = [int(n * s) for n, s in zip(spatial, scales)]
+    if mode == "area" and ndim in (3, 4):
+        from .conv import adaptive_avg_pool2d
+        from .shape import squeeze, unsqueeze
+
+        if ndim == 4:
+            return adaptive_avg_pool2d(input, tuple(out_size))
+        return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), (1, out_size[0])), -2)
+    name = _MODE_NAMES.get((mode, dim))
+    if name is None:
+        wants = {"linear": 3, "bilinear": 4, "trilinear": 5}
+        if mode in wants and ndim in (3, 4, 5):
+            raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {wants[mode]}D "
+                                      "input")
+        if mode in ("nearest", "nearest-exact", "bicubic", "area", "trilinear") and ndim == 5:
+            raise NotImplementedError(f"npgrad interpolate does not support mode '{mode}' for "
+                                      f"{ndim}D input")
+        raise NotImplementedError(
+            "Input Error: Only 3D, 4D and 5D input Tensors supported"
+            f" (got {ndim}D) for the modes: nearest | linear | bilinear | bicubic | trilinear "
+            f"| lanczos | area | nearest-exact (got {mode})")
+    if out_size is None:
+        out_size = [int(math.floor(n * s)) for n, s in zip(spatial, scales)]
+    if any(o <= 0 for o in out_size) or any(n <= 0 for n in spatial):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(map(str, spatial))}) and output "
+                           f"({', '.join(map(str, out_size))})")
+    sc = scales if scales is not None else [None] * dim
+    axes = []
+    for n_in, n_out, s in zip(spatial, out_size, sc):
+        if mode in ("nearest", "nearest-exact"):
+            axes.append(_nearest_index(n_in, n_out, s, mode == "nearest-exact"))
+        elif mode == "bicubic":
+            axes.append(_cubic_matrix(n_in, n_out, bool(align_corners), s))
+        else:
+            axes.append(_linear_matrix(n_in, n_out, bool(align_corners), s))
+    return _axis_op(input, name, axes)
+
+
+# -- constant padding ------------------------------------------------------------------------
+
+class ConstantPadNdBackward0(_LinearWindowNode):
+    """Also its own backward's node: a pad's adjoint is a crop, a pad with negative widths."""
+
+    __slots__ = ()
+
+
+def _pad_crop(a: np.ndarray, pad: tuple, value: float) -> np.ndarray:
+    """Pad (positive widths, with ``value``) or crop (negative widths) the last dims."""
+    n = len(pad) // 2
+    crop = [slice(None)] * a.ndim
+    widths = [(0, 0)] * a.ndim
+    for i in range(n):
+        dim = a.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        crop[dim] = slice(max(-lo, 0), a.shape[dim] - max(-hi, 0))
+        widths[dim] = (max(lo, 0), max(hi, 0))
+    a = a[tuple(crop)]
+    if any(w != (0, 0) for w in widths):
+        a = np.pad(a, widths, constant_values=value)
+    return np.ascontiguousarray(a)
+
+
+def constant_pad_nd(input: Tensor, pad: Any, value: float = 0.0) -> Tensor:
+    """``F.pad(mode='constant')``: widths (left, right, top, bottom, ...) from the last dim;
+    negative widths crop (grad_fn ``ConstantPadNdBackward0``)."""
+    x = input._data
+    pad = tuple(int(v) for v in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * x.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{x.ndim}")
+    for i in range(len(pad) // 2):
+        if x.shape[x.ndim - 1 - i] + min(pad[2 * i], 0) + min(pad[2 * i + 1], 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+    if value != 0 and x.dtype.kind not in "fc" and not float(value).is_integer():
+        value = int(value)
+    neg = tuple(-v for v in pad)
+    res, node = record(ConstantPadNdBackward0, (input,), _pad_crop(x, pad, value))
+    if node is not None:  # its backward crops; the backward's backward pads with zeros
+        node.fwd, node.adj = (lambda a: _pad_crop(a, pad, 0)), (lambda g: _pad_crop(g, neg, 0))
+        node.fwd_cls = node.adj_cls = ConstantPadNdBackward0
+    return res
+
+
+# -- reflect / replicate padding -------------------------------------------------------------
+
+_PAD_NAMES = {"reflect": "ReflectionPad", "replicate": "ReplicationPad"}
+
+
+def pad_nonconstant(input: Tensor, pad: Any, mode: str) -> Tensor:
+    """``F.pad`` with mode 'reflect' or 'replicate' over the last one, two or three dims."""
+    x = input._data
+    npad = len(pad)
+    _check_nonconstant(x, npad, mode)
+    nd = npad // 2
+    axes = []
+    for i in range(nd):
+        lo, hi = int(pad[2 * (nd - 1 - i)]), int(pad[2 * (nd - 1 - i) + 1])
+        n = x.shape[x.ndim - nd + i]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({lo}, {hi}) "
+                               f"at dimension {x.ndim - nd + i} of input {_size_str(x.shape)}")
+        j = np.arange(-lo, n + hi)
+        if mode == "reflect":
+            j = np.abs(j)
+            j = np.where(j >= n, 2 * (n - 1) - j, j)
+        else:
+            j = np.clip(j, 0, n - 1)
+        axes.append(j)
+    return _axis_op(input, f"{_PAD_NAMES[mode]}{nd}D", axes)
+
+
+def _check_nonconstant(x: np.ndarray, npad: int, mode: str) -> None:
+    if npad % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if (npad, x.ndim) not in ((2, 2), (2, 3), (4, 3), (4, 4), (6, 4), (6, 5)):
+        raise NotImplementedError(
+            f"Padding size {npad} is not supported for {x.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def pad_circular(input: Tensor, pad: Any) -> Tensor:
+    """``F.pad(mode='circular')``, built as torch builds it: the input copied into an empty
+    tensor, then the wrapped borders copied from it, so the grad_fn is ``CopySlices``."""
+    from .._creation import empty
+
+    x = input._data
+    pad = tuple(int(v) for v in pad)
+    _check_nonconstant(x, len(pad), "circular")
+    nd = len(pad) // 2
+    dims = [x.ndim - 1 - i for i in range(nd)]  # dims[i] is padded by pad[2i], pad[2i+1]
+    out_shape = list(x.shape)
+    for i, dim in enumerate(dims):
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo > x.shape[dim] or hi > x.shape[dim]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        out_shape[dim] = x.shape[dim] + lo + hi
+        if out_shape[dim] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension.")
+    for i, dim in enumerate(dims):  # a negative width can make a border copy overlap itself
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = out_shape[dim]
+        if (lo > 0 and size - lo - max(hi, 0) < lo) or (hi > 0 and max(lo, 0) + hi > size - hi):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. Please "
+                               "clone() the tensor before performing the operation.")
+    out = empty(tuple(out_shape), dtype=input.dtype)
+    src, dst = input, out
+    for i, dim in enumerate(dims):
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        keep = x.shape[dim] - max(-lo, 0) - max(-hi, 0)
+        src = src.narrow(dim, max(-lo, 0), keep)
+        dst = dst.narrow(dim, max(lo, 0), keep)
+    dst.copy_(src)
+    for i, dim in enumerate(dims):
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = out_shape[dim]
+        if lo > 0:
+            out.narrow(dim, 0, lo).copy_(out.narrow(dim, size - lo - max(hi, 0), lo))
+        if hi > 0:
+            out.narrow(dim, size - hi, hi).copy_(out.narrow(dim, max(lo, 0), hi))
+    return out
+
+
+# -- pixel shuffle ----------------------------------------------------------------------------
+
+def _shuffle(x: np.ndarray, r: int) -> np.ndarray:
+    *lead, c, h, w = x.shape
+    y = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    k = len(lead)
+    y = y.transpose(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return y.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def _unshuffle(x: np.ndarray, r: int) -> np.ndarray:
+    *lead, c, h, w = x.shape
+    y = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    k = len(lead)
+    y = y.transpose(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    return y.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)`` (grad_fn ``PixelShuffleBackward0``)."""
+    x, r = input._data, int(upscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {x.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if x.shape[-3] % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           "divisible by the square of upscale_factor, but input.size(-3)="
+                           f"{x.shape[-3]} is not divisible by {r * r}")
+    return _linear_op(PixelShuffleBackward0, PixelUnshuffleBackward0, input,
+                      lambda a: _shuffle(a, r), lambda g: _unshuffle(g, r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)`` (grad_fn ``PixelUnshuffleBackward0``)."""
+    x, r = input._data, int(downscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {x.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    for name, n in (("height", x.shape[-2]), ("width", x.shape[-1])):
+        if n % r:
+            axis = -2 if name == "height" else -1
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({axis})={n} is not divisible "
+                               f"by {r}")
+    return _linear_op(PixelUnshuffleBackward0, PixelShuffleBackward0, input,
+                      lambda a: _unshuffle(a, r), lambda g: _shuffle(g, r))
+
+
+# -- unfold / fold (im2col / col2im) ----------------------------------------------------------
+
+def _pair(v: Any) -> tuple:
+    if isinstance(v, (list, tuple)):
+        return (int(v[0]), int(v[0])) if len(v) == 1 else (int(v[0]), int(v[1]))
+    return (int(v), int(v))
+
+
+def _im2col(x: np.ndarray, k: tuple, d: tuple, p: tuple, s: tuple, out: tuple) -> np.ndarray:
+    """``(N, C, H, W) -> (N, C*kh*kw, L)``."""
+    win = _windows(_pad(x, p, p), k, s, d, out)  # (N, C, oh, ow, kh, kw)
+    n, c = x.shape[:2]
+    return np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(
+        n, c * k[0] * k[1], out[0] * out[1])
+
+
+def _col2im(cols: np.ndarray, size: tuple, k: tuple, d: tuple, p: tuple, s: tuple,
+            out: tuple) -> np.ndarray:
+    """``(N, C*kh*kw, L) -> (N, C, H, W)``, summing overlaps (the adjoint of ``_im2col``)."""
+    n = cols.shape[0]
+    c = cols.shape[1] // (k[0] * k[1])
+    blocks = cols.reshape(n, c, k[0], k[1], out[0], out[1])
+    res = np.zeros((n, c, size[0] + 2 * p[0], size[1] + 2 * p[1]), dtype=cols.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            res[:, :, i * d[0]:i * d[0] + s[0] * (out[0] - 1) + 1:s[0],
+                j * d[1]:j * d[1] + s[1] * (out[1] - 1) + 1:s[1]] += blocks[:, :, i, j]
+    return np.ascontiguousarray(res[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]])
+
+
+def _blocks(size: tuple, k: tuple, d: tuple, p: tuple, s: tuple) -> tuple:
+    return tuple((n + 2 * pi - di * (ki - 1) - 1) // si + 1
+                 for n, ki, di, pi, si in zip(size, k, d, p, s))
+
+
+def _unbatched(fn: Any, batched: bool) -> Any:
+    """``fn`` of a batch, applied to one sample when the input has no batch dim (as torch)."""
+    return fn if batched else (lambda a: fn(a[None])[0])
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """Sliding blocks as columns, ``(N, C, H, W) -> (N, C*kh*kw, L)`` (``Im2ColBackward0``)."""
+    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    x = input._data
+    if x.ndim not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
+                                  f"(got {x.ndim}D)")
+    out = _blocks(x.shape[-2:], k, d, p, s)
+    if any(o < 1 for o in out):
+        raise RuntimeError(
+            f"Given input with spatial size ({x.shape[-2]}, {x.shape[-1]}), "
+            f"kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, {d[1]}), padding=({p[0]}, "
+            f"{p[1]}), calculated shape of the array of sliding blocks as ({out[0]}, {out[1]}), "
+            "but its components must be at least one.")
+
+    size = x.shape[-2:]
+    batched = x.ndim == 4
+    return _linear_op(Im2ColBackward0, Col2ImBackward0, input,
+                      _unbatched(lambda a: _im2col(a, k, d, p, s, out), batched),
+                      _unbatched(lambda g: _col2im(g, size, k, d, p, s, out), batched))
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Tensor:
+    """Columns back to an image, summing overlaps (grad_fn ``Col2ImBackward0``)."""
+    size = _pair(output_size)
+    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    x = input._data
+    if x.ndim not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
+                                  f"Tensors are supported (got {x.ndim}D)")
+    out = _blocks(size, k, d, p, s)
+    if x.shape[-2] % (k[0] * k[1]):
+        raise RuntimeError(
+            f"Expected size of input's dimension {x.ndim - 2} to be divisible by the product of "
+            f"kernel_size, but got input.size({x.ndim - 2})={x.shape[-2]} and "
+            f"kernel_size=({k[0]}, {k[1]}).")
+    if x.shape[-1] != out[0] * out[1]:
+        raise RuntimeError(
+            f"Given output_size=({size[0]}, {size[1]}), kernel_size=({k[0]}, {k[1]}), "
+            f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
+            f"expected size of input's dimension 2 to match the calculated number of sliding "
+            f"blocks {out[0]} * {out[1]} = {out[0] * out[1]}, but got input.size(2)="
+            f"{x.shape[-1]}.")
+
+    batched = x.ndim == 3
+    return _linear_op(Col2ImBackward0, Im2ColBackward0, input,
+                      _unbatched(lambda a: _col2im(a, size, k, d, p, s, out), batched),
+                      _unbatched(lambda g: _im2col(g, k, d, p, s, out), batched))
+
+
+__all__ = ["constant_pad_nd", "interpolate", "pad_circular", "pad_nonconstant", "pixel_shuffle",
+           "pixel_unshuffle", "unfold", "fold"]

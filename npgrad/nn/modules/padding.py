@@ -1,0 +1,156 @@
+"""Padding layers: constant (and zero), reflection, replication and circular padding, 1-3 dims."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..._tensor import Tensor
+from .. import functional as F
+from .module import Module, _ntuple
+
+__all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d",
+           "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
+           "CircularPad2d", "CircularPad3d"]
+
+
+class _PadNd(Module):
+    _n = 0  # padded dims
+    _mode = "constant"
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__()
+        self.padding = _ntuple(2 * self._n)(padding)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, "constant", self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
+    """Pad the last dim with ``value`` (``padding``: an int or (left, right))."""
+
+    _n = 1
+
+
+class ConstantPad2d(_ConstantPadNd):
+    """Pad the last two dims with ``value`` (``padding``: an int or (left, right, top, bottom))."""
+
+    _n = 2
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pad the last three dims with ``value``."""
+
+    _n = 3
+
+
+class ZeroPad1d(ConstantPad1d):
+    """Pad the last dim with zeros."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad2d(ConstantPad2d):
+    """Pad the last two dims with zeros.
+
+    >>> import npgrad as torch
+    >>> torch.nn.ZeroPad2d((1, 1, 2, 0))
+    ZeroPad2d((1, 1, 2, 0))
+    """
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pad the last three dims with zeros."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ReflectionPad1d(_PadNd):
+    """Pad the last dim with its reflection (the edge not repeated)."""
+
+    _n = 1
+    _mode = "reflect"
+
+
+class ReflectionPad2d(_PadNd):
+    """Pad the last two dims with their reflection (the edge not repeated)."""
+
+    _n = 2
+    _mode = "reflect"
+
+
+class ReflectionPad3d(_PadNd):
+    """Pad the last three dims with their reflection (the edge not repeated)."""
+
+    _n = 3
+    _mode = "reflect"
+
+
+class ReplicationPad1d(_PadNd):
+    """Pad the last dim by repeating its edge values."""
+
+    _n = 1
+    _mode = "replicate"
+
+
+class ReplicationPad2d(_PadNd):
+    """Pad the last two dims by repeating their edge values."""
+
+    _n = 2
+    _mode = "replicate"
+
+
+class ReplicationPad3d(_PadNd):
+    """Pad the last three dims by repeating their edge values."""
+
+    _n = 3
+    _mode = "replicate"
+
+
+class CircularPad1d(_PadNd):
+    """Pad the last dim by wrapping around (the other end's values)."""
+
+    _n = 1
+    _mode = "circular"
+
+
+class CircularPad2d(_PadNd):
+    """Pad the last two dims by wrapping around (the other end's values)."""
+
+    _n = 2
+    _mode = "circular"
+
+
+class CircularPad3d(_PadNd):
+    """Pad the last three dims by wrapping around (the other end's values)."""
+
+    _n = 3
+    _mode = "circular"
