@@ -84,7 +84,18 @@ from ._ops.reduction import aminmax  # noqa: F401
 from ._ops.sorting import nanquantile, quantile  # noqa: F401
 from ._ops.einsum import einsum  # noqa: F401
 # torch-level functions: devices, sampling, testing and torch.special [device]
+from ._creation import (  # noqa: E402,F401
+    bernoulli, empty_strided, multinomial, normal, poisson, randint_like,
+)
+from ._ops.special import logit, sinc  # noqa: E402,F401
+from .backends._runtime import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled, get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled, set_num_threads, use_deterministic_algorithms,
+)
 # torch-level functions: linear algebra [linalg]
+from ._ops.decompositions import (  # noqa: E402,F401
+    cholesky_solve, det, inv as inverse, logdet, matrix_power, pinverse,
+    torch_cholesky as cholesky, torch_qr as qr, torch_slogdet as slogdet, torch_svd as svd)
 from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, no_grad, set_grad_enabled,

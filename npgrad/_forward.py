@@ -304,7 +304,7 @@ def install(t: Any, tangent: Any) -> None:
 class PendingJvp:
     """One op's forward rule, waiting to run (Note [When a tangent is computed])."""
 
-    __slots__ = ("node", "tangents", "outputs", "mode", "placeholder_edges")
+    __slots__ = ("node", "tangents", "outputs", "extras", "datas", "mode", "placeholder_edges")
 
     def __init__(self, node: Any, tangents: list, outputs: list, mode: int,
                  placeholder_edges: bool) -> None:
@@ -315,6 +315,10 @@ class PendingJvp:
         self.placeholder_edges = placeholder_edges
         for o in outputs:
             _pending_on(o, self)
+        # An output may die before its tangent is computed while its node still saves it
+        # (forward over reverse reads it): its extra, which the saved value keeps, gets it.
+        self.extras = [o._extra for o in outputs]
+        self.datas = [o._data for o in outputs]
         FW.pending.append(self)
 
     def resolve(self) -> None:
@@ -323,11 +327,11 @@ class PendingJvp:
             return
         self.node = None
         # an output detached meanwhile (detach_) no longer waits for this tangent
-        outputs = [out if out is not None and out._extra.fw_pending is self else None
-                   for out in (ref() for ref in self.outputs)]
-        for out in outputs:
-            if out is not None:
-                out._extra.fw_pending = None
+        waiting = [extra.fw_pending is self for extra in self.extras]
+        outputs = [ref() for ref in self.outputs]
+        for extra, wait in zip(self.extras, waiting):
+            if wait:
+                extra.fw_pending = None
         active, mode = FW.active, _tls.mode
         FW.active = False  # a forward rule's own ops carry no tangents (no nested levels)
         _tls.mode = self.mode
@@ -338,9 +342,18 @@ class PendingJvp:
             if self.placeholder_edges:
                 node.next_functions = tuple((None, 0) if e[0] is FORWARD_EDGE else e
                                             for e in node.next_functions)
-        for out, tangent in zip(outputs, tangents):
-            if out is not None and tangent is not None:
-                set_tangent(out, _as_result_dtype(tangent, out))
+        for out, extra, data, wait, tangent, (_, dtype) in zip(
+                outputs, self.extras, self.datas, waiting, tangents, node._out_meta):
+            if not wait or tangent is None:
+                continue
+            if tangent._data.dtype != dtype:
+                tangent = tangent.to(_dtype_of(dtype))
+            if out is None:  # the output died; a saved copy (same array and extra) reads this
+                from ._tensor import _make
+
+                out = _make(type(tangent), data, None, False, None)
+                out._extra = extra
+            set_tangent(out, tangent)
 
 
 def _pending_on(t: Any, pending: PendingJvp) -> None:
@@ -349,14 +362,12 @@ def _pending_on(t: Any, pending: PendingJvp) -> None:
     extra.fw_pending = pending
 
 
-def _as_result_dtype(tangent: Any, out: Any) -> Any:
-    """A rule's arithmetic may promote (a float64 saved value, say); the tangent has the
+def _dtype_of(np_dtype: Any) -> Any:
+    """A rule's arithmetic may promote (a float64 saved value, say); a tangent has its
     output's dtype."""
-    if tangent._data.dtype != out._data.dtype:
-        from . import _dtype
+    from . import _dtype
 
-        return tangent.to(_dtype.from_np(out._data.dtype))
-    return tangent
+    return _dtype.from_np(np_dtype)
 
 
 def flush() -> None:

@@ -234,7 +234,7 @@ def rebuild_output(saved: Any, node: Any) -> Tensor:
     check_saved_version(saved, None, node)
     data = saved._data
     if _tls.mode == RECORDING and saved._requires_grad:
-        t = wrap_result(data, node)
+        t = wrap_result(data, node, saved._output_nr)
     else:
         t = wrap(data, 0)
     t._vc = saved._vc
@@ -1569,8 +1569,68 @@ class Tensor:
 
 
     # -- methods: devices, sampling, testing and torch.special [device] --
+    def multinomial(self, num_samples: int, replacement: bool = False, *,
+                    generator: Any = None) -> Tensor:
+        return _creation.tensor_multinomial(self, num_samples, replacement, generator=generator)
+
+    def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor:
+        return _creation.bernoulli(self, p, generator=generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        return _creation.bernoulli_(self, p, generator=generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _creation.exponential_(self, lambd, generator=generator)
+
+    def geometric_(self, p: float, *, generator: Any = None) -> Tensor:
+        return _creation.geometric_(self, p, generator=generator)
+
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
+        return _creation.log_normal_(self, mean, std, generator=generator)
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _creation.cauchy_(self, median, sigma, generator=generator)
+
+    def random_(self, *args: int, to: Any = None, generator: Any = None) -> Tensor:
+        return _creation.random_(self, *args, to=to, generator=generator)
+
+    def logit(self, eps: float | None = None) -> Tensor:
+        return _special_ops.logit(self, eps)
+
+    def sinc(self) -> Tensor:
+        return _special_ops.sinc(self)
+
 
     # -- methods: linear algebra [linalg] --
+    def inverse(self) -> Tensor:
+        return _decomp.inv(self)
+
+    def det(self) -> Tensor:
+        return _decomp.det(self)
+
+    def logdet(self) -> Tensor:
+        return _decomp.logdet(self)
+
+    def slogdet(self) -> Any:
+        return _decomp.torch_slogdet(self)
+
+    def pinverse(self, rcond: float = 1e-15) -> Tensor:
+        return _decomp.pinverse(self, rcond)
+
+    def matrix_power(self, n: int) -> Tensor:
+        return _decomp.matrix_power(self, n)
+
+    def cholesky_solve(self, input2: Tensor, upper: bool = False) -> Tensor:
+        return _decomp.cholesky_solve(self, input2, upper)
+
+    def cholesky(self, upper: bool = False) -> Tensor:
+        return _decomp.torch_cholesky(self, upper)
+
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        return _decomp.torch_svd(self, some, compute_uv)
+
+    def qr(self, some: bool = True) -> Any:
+        return _decomp.torch_qr(self, some)
 
 
 def _shape_str(shape: tuple) -> str:
@@ -1634,7 +1694,9 @@ from ._ops.sorting import bincount, histc, unique  # noqa: E402
 from ._ops.reduction import aminmax  # noqa: E402
 from ._ops.sorting import nanquantile, quantile  # noqa: E402
 # imports for methods: devices, sampling, testing and torch.special [device]
+from ._ops import special as _special_ops  # noqa: E402
 # imports for methods: linear algebra [linalg]
+from ._ops import decompositions as _decomp  # noqa: E402
 
 # The arithmetic and comparison operators *are* the op functions (each takes the tensor
 # as its first argument): one Python frame less on the hottest path of all.

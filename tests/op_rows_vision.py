@@ -118,10 +118,9 @@ ROWS: list[OpRow] = [
       "ConstantPadNdBackward0"),
     V("pad_constant_crop", lambda m, x: _F(m).pad(x, (-1, 2, 1, -1)), (_IMG,),
       "ConstantPadNdBackward0"),
-    V("pad_circular1d", lambda m, x: _F(m).pad(x, (2, 1), mode="circular"), (_SEQ,),
-      "CopySlices"),
-    V("pad_circular2d", lambda m, x: _F(m).pad(x, (1, 3, 2, 0), mode="circular"), (_IMG,),
-      "CopySlices"),
+    # grad_fn CopySlices (name() "torch::autograd::CopySlices"): checked against torch's
+    V("pad_circular1d", lambda m, x: _F(m).pad(x, (2, 1), mode="circular"), (_SEQ,)),
+    V("pad_circular2d", lambda m, x: _F(m).pad(x, (1, 3, 2, 0), mode="circular"), (_IMG,)),
     # bilinear
     V("bilinear", lambda m, x1, x2, w, b: _F(m).bilinear(x1, x2, w, b),
       ((3, 2), (3, 4), (5, 2, 4), (5,)), "AddBackward0"),

@@ -225,7 +225,7 @@ class SavedTensor:
     """A value saved for backward, with the version check of Note [Saved tensors]."""
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_requires_grad",
-                 "_packed", "_unpack_hook", "_released", "_fw_extra")
+                 "_packed", "_unpack_hook", "_released", "_fw_extra", "_output_nr")
 
     def __init__(self, tensor: Any, is_output: bool = False) -> None:
         # An input keeps its tensor, whose version is read again at unpack time (its
@@ -235,11 +235,13 @@ class SavedTensor:
         self._unpack_hook = None
         self._is_output = is_output
         self._fw_extra = None
+        self._output_nr = 0
         if is_output:
             self._vc, self._version = _tensor_module.save_check(tensor)
             self._tensor = None
             self._data = tensor._data
             self._requires_grad = tensor._requires_grad
+            self._output_nr = tensor._output_nr  # which output of the node it comes back as
             extra = tensor._extra
             if extra is not None and (extra.tangent is not None or extra.fw_pending is not None):
                 # The rebuilt output carries the tangent too (forward-over-reverse reads it);

@@ -1,0 +1,1352 @@
+"""Matrix functions and decompositions of torch.linalg: inv, det, slogdet, solve,
+solve_triangular, cholesky, cholesky_solve, qr, eigh, svd, pinv, lstsq, and the norms, powers
+and products built on them.
+
+Note [Decomposition nodes]
+Each differentiable decomposition is ONE node named as torch's (``LinalgInvExBackward0``,
+``LinalgSvdBackward0``...), computed with NumPy's LAPACK wrappers over the leading batch dims.
+Its backward is written in npgrad ops (matmul, ``.mT``, ``inv``, ``diag_embed``...) on the
+saved inputs and outputs, so gradients of gradients come for free, and forward mode is derived
+from it.  Multi-output decompositions (slogdet, qr, eigh, svd) record one node with several
+outputs (``output_nr`` 0, 1, ...); a backward receives None for an unused output.
+
+Note [Gauge of eigenvectors and singular vectors]
+Eigenvectors and singular vectors are defined up to sign (NumPy's LAPACK calls and torch's may
+pick different ones).  The backward rules use the antisymmetric part of ``V^T gV`` exactly
+like torch's, so a loss that does not depend on the sign gets the same gradient in both.
+Eigenvalues that coincide make the eigenvector gradient infinite, as in torch.
+
+Note [Where npgrad's linalg differs from torch]
+* The gradient of ``det`` at an exactly singular matrix is the adjugate (what torch gives
+  under ``create_graph=True``); torch's plain backward there gives zeros from its LU solve.
+* ``det`` of an exactly singular matrix is ``0.`` where torch's LU may give ``-0.``, and the
+  infinite gradient of ``slogdet`` there may have other signs than torch's.
+* ``cond`` with p 'fro', +-1 or +-inf is differentiable here; torch's backward raises (it fills
+  the inverse its backward reads in place).
+* LAPACK drivers: values agree to rounding; for a rank-deficient or wide input, ``lstsq``'s
+  'gels' driver (which assumes full rank) returns NumPy's minimum-norm solution.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._mode import _tls
+from .._tensor import Tensor, wrap
+from ._core import Node, SavedTensor, node_of, record, saved, unary, UnaryNode
+from .linalg import matmul
+
+
+class _LinAlgError(RuntimeError):
+    """torch's ``torch.linalg.LinAlgError``: a singular or not positive-definite input."""
+
+
+_LinAlgError.__module__ = "npgrad._C"
+LinAlgError = _LinAlgError
+
+
+def _scalar(d: np.dtype) -> str:
+    return _dtype.from_np(d).scalar_name
+
+
+# -- torch's argument checks -------------------------------------------------------------------
+
+def _check_float(fn: str, data: np.ndarray) -> None:
+    if data.dtype.kind not in "fc":
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. "
+                           f"Got {_scalar(data.dtype)}")
+
+
+def _check_low_precision(fn: str, data: np.ndarray, kernel: str | None = None) -> None:
+    """torch's LAPACK-backed ops refuse half precision: by name (``kernel``) or in words."""
+    if data.dtype == np.float16:
+        if kernel is not None:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar(data.dtype)}'")
+        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got {_scalar(data.dtype)}")
+
+
+def _check_matrix(fn: str, data: np.ndarray, name: str = "A") -> None:
+    if data.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions.")
+
+
+def _check_square(fn: str, data: np.ndarray) -> None:
+    _check_matrix(fn, data)
+    if data.shape[-1] != data.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{data.shape[-2]} by {data.shape[-1]} matrices")
+
+
+def _batch_prefix(data: np.ndarray, index: int) -> str:
+    return f"(Batch element {index}): " if data.ndim > 2 else ""
+
+
+def _first_failing(data: np.ndarray, test: Any) -> tuple:
+    """The first batch element (flat index) whose matrix fails ``test``, and what it returns."""
+    flat = data.reshape((-1,) + data.shape[-2:])
+    for i, mat in enumerate(flat):
+        found = test(mat)
+        if found:
+            return i, found
+    return 0, 0
+
+
+def _zero_pivot(mat: np.ndarray) -> int:
+    """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's getrf), or 0."""
+    u = np.array(mat, dtype=np.float64)
+    n = u.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        if p != k:
+            u[[k, p]] = u[[p, k]]
+        u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    return 0
+
+
+def _not_pd_order(mat: np.ndarray) -> int:
+    """Order of the first leading minor that is not positive-definite, or 0."""
+    n = mat.shape[0]
+    for k in range(1, n + 1):
+        try:
+            np.linalg.cholesky(mat[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return 0
+
+
+def _inv_array(fn: str, data: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.inv(data)
+    except np.linalg.LinAlgError:
+        i, k = _first_failing(data, _zero_pivot)
+        raise _LinAlgError(f"{fn}: {_batch_prefix(data, i)}The diagonal element {k} is zero, "
+                           "the inversion could not be completed because the input matrix is "
+                           "singular.") from None
+
+
+def _eye_like(x: Tensor) -> Tensor:
+    from .._creation import eye
+
+    return eye(x._data.shape[-1], dtype=x.dtype)
+
+
+def _diag(x: Tensor) -> Tensor:
+    from .shape import diagonal
+
+    return diagonal(x, 0, -2, -1)
+
+
+def _diag_embed(x: Tensor) -> Tensor:
+    from .arrange import diag_embed
+
+    return diag_embed(x)
+
+
+def _unsq(x: Tensor, *dims: int) -> Tensor:
+    from .shape import unsqueeze
+
+    for d in dims:
+        x = unsqueeze(x, d)
+    return x
+
+
+class _LinalgResult(tuple):
+    """Base of torch.linalg's named-tuple results (``torch.return_types.linalg_qr``...)."""
+
+    __slots__ = ()
+    _fields: tuple = ()
+
+    def __new__(cls, *values: Any) -> Any:
+        if len(values) == 1 and len(cls._fields) != 1:  # built from one sequence, as torch allows
+            values = tuple(values[0])
+        return tuple.__new__(cls, values)
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"npgrad.return_types.{type(self).__name__}(\n{body})"
+
+
+def _result_type(name: str, fields: tuple) -> type:
+    ns: dict = {"__slots__": (), "_fields": fields, "n_fields": len(fields),
+                "n_sequence_fields": len(fields), "n_unnamed_fields": 0}
+    for i, f in enumerate(fields):
+        ns[f] = property(lambda self, i=i: self[i])
+    cls = type(name, (_LinalgResult,), ns)
+    cls.__module__ = "npgrad.return_types"
+    cls.__qualname__ = name
+    return cls
+
+
+linalg_slogdet = _result_type("linalg_slogdet", ("sign", "logabsdet"))
+slogdet_type = _result_type("slogdet", ("sign", "logabsdet"))
+linalg_qr = _result_type("linalg_qr", ("Q", "R"))
+linalg_eigh = _result_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_svd = _result_type("linalg_svd", ("U", "S", "Vh"))
+
+
+def _record_many(cls: type, input: Tensor, outs: list) -> tuple:
+    from .reduction import _record_outputs
+
+    return _record_outputs(cls, input, [np.asarray(o, order="C") for o in outs])
+
+
+# -- inv ---------------------------------------------------------------------------------------
+
+class LinalgInvExBackward0(UnaryNode):
+    """``d(A^-1) = -A^-1 dA A^-1``: the gradient is ``-A^-T g A^-T`` (reads the result)."""
+
+    __slots__ = ()
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        y = saved(self, "result").mT
+        return -matmul(matmul(y, grad), y),
+
+
+def inv(A: Tensor) -> Tensor:
+    """Inverse of each square matrix of ``A`` (grad_fn ``LinalgInvExBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.inv(npgrad.tensor([[2., 0.], [0., 4.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    data = A._data
+    _check_square("linalg.inv", data)
+    _check_float("linalg.inv", data)
+    _check_low_precision("linalg.inv", data)
+    return unary(LinalgInvExBackward0, A, _inv_array("linalg.inv", data).astype(data.dtype))
+
+
+# -- det / slogdet / logdet ---------------------------------------------------------------------
+
+class LinalgDetBackward0(UnaryNode):
+    """``d det(A) = tr(adj(A) dA)``: the gradient is ``g adj(A)^T``, which is ``g det(A) A^-T``
+    for an invertible A, and comes from the SVD when some matrix is singular (Note [Where
+    npgrad's linalg differs from torch])."""
+
+    __slots__ = ()
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        a = saved(self, "self_")
+        d = saved(self, "result")
+        if np.all(d._data != 0):
+            return _unsq(grad * d, -1, -1) * inv(a).mT,
+        return _unsq(grad, -1, -1) * _adjugate_t(a),
+
+
+def _adjugate_t(a: Tensor) -> Tensor:
+    """``adj(A)^T = det(U) det(Vh) U diag(p) Vh`` with ``p_i`` the product of the other
+    singular values: defined for singular matrices too."""
+    from .reduction import prod
+
+    u, s, vh = svd(a, full_matrices=False)
+    eye = _eye_like(a)
+    others = prod(_unsq(s, -2) * (1 - eye) + eye, -1)
+    signs = np.linalg.det(u._data) * np.linalg.det(vh._data)
+    scale = wrap(np.asarray(signs, dtype=a._data.dtype)[..., None, None], _tls.mode)
+    return matmul(u * _unsq(others, -2), vh) * scale
+
+
+def det(A: Tensor) -> Tensor:
+    """Determinant of each square matrix of ``A`` (grad_fn ``LinalgDetBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.det(npgrad.tensor([[2., 0.], [0., 3.]]))
+    tensor(6.)
+    """
+    data = A._data
+    _check_square("linalg.det", data)
+    _check_float("linalg.det", data)
+    _check_low_precision("linalg.det", data, "lu_cpu")
+    return unary(LinalgDetBackward0, A, np.asarray(np.linalg.det(data), dtype=data.dtype))
+
+
+class LinalgSlogdetBackward0(Node):
+    """Outputs (sign, logabsdet); only logabsdet has a gradient: ``g A^-T``."""
+
+    __slots__ = ("self_",)
+    _saved_fields = ("self_",)
+
+    def backward(self, grad_sign: Any, grad_logabsdet: Any = None) -> tuple:
+        if grad_logabsdet is None:
+            return None,
+        a = saved(self, "self_")
+        if np.all(np.linalg.det(a._data) != 0):
+            return _unsq(grad_logabsdet, -1, -1) * inv(a).mT,
+        # a singular matrix: adj(A)^T / det(A), infinite as torch's (Note [Where npgrad's
+        # linalg differs from torch]: the signs of those infinities may differ)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _unsq(grad_logabsdet, -1, -1) * _adjugate_t(a) / _unsq(det(a), -1, -1),
+
+
+def _slogdet(fn: str, A: Tensor, rtype: type) -> Any:
+    data = A._data
+    _check_square(fn, data)
+    _check_float(fn, data)
+    _check_low_precision(fn, data)
+    sign, logabs = np.linalg.slogdet(data)
+    (s, la), node = _record_many(LinalgSlogdetBackward0, A, [np.asarray(sign, data.dtype),
+                                                            np.asarray(logabs, data.dtype)])
+    if node is not None:
+        node.self_ = SavedTensor(A)
+    return rtype(s, la)
+
+
+def slogdet(A: Tensor) -> Any:
+    """``(sign, logabsdet)`` of each square matrix (grad_fn ``LinalgSlogdetBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.slogdet(npgrad.tensor([[-2., 0.], [0., 1.]])).sign
+    tensor(-1.)
+    """
+    return _slogdet("linalg.slogdet", A, linalg_slogdet)
+
+
+def torch_slogdet(input: Tensor) -> Any:
+    """``torch.slogdet``: as ``linalg.slogdet``, returned as ``torch.return_types.slogdet``."""
+    return _slogdet("linalg.slogdet", input, slogdet_type)
+
+
+def logdet(input: Tensor) -> Tensor:
+    """``log(det(input))``: NaN for a negative determinant (grad_fn ``WhereBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.logdet(npgrad.tensor([[1., 0.], [0., 1.]]))
+    tensor(0.)
+    """
+    from .pointwise import where
+
+    _check_float("logdet", input._data)
+    _check_low_precision("logdet", input._data)
+    sign, logabs = _slogdet("linalg.slogdet", input, linalg_slogdet)
+    return where(sign == -1, float("nan"), logabs)
+
+
+# -- solve -------------------------------------------------------------------------------------
+
+class LinalgSolveExBackward0(Node):
+    """``X = A^-1 B``: ``gB = A^-T g`` and ``gA = -gB X^T`` (left=False: transposed)."""
+
+    __slots__ = ("A", "result", "left", "vector")
+    _saved_fields = ("A", "result")
+
+    def backward(self, grad: Tensor) -> tuple:
+        a, x = saved(self, "A"), saved(self, "result")
+        if self.vector:
+            grad, x = _unsq(grad, -1), _unsq(x, -1)
+        if self.left:
+            gb = solve(a.mT, grad)
+            ga = -matmul(gb, x.mT) if self.needs_input_grad(0) else None
+        else:
+            gb = solve(a.mT, grad, left=False)
+            ga = -matmul(x.mT, gb) if self.needs_input_grad(0) else None
+        if self.vector:
+            gb = gb.squeeze(-1)
+        return ga, (gb if self.needs_input_grad(1) else None)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``), batched and
+    broadcast (grad_fn ``LinalgSolveExBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.solve(npgrad.tensor([[2., 0.], [0., 4.]]), npgrad.tensor([2., 2.]))
+    tensor([1.0000, 0.5000])
+    """
+    from ._shape_util import broadcast_shapes
+
+    a, b = A._data, B._data
+    _check_square("linalg.solve", a)
+    _check_float("linalg.solve", a)
+    _check_low_precision("linalg.solve", a, "lu_cpu")
+    if a.dtype != b.dtype:
+        raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_scalar(a.dtype)} and B of type {_scalar(b.dtype)} instead")
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b[..., None] if vector else b
+    n = a.shape[-1]
+    k = bm.shape[-2] if left else bm.shape[-1]
+    if k != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
+                           f"({a.shape[-2]}x{n} and {bm.shape[-2]}x{bm.shape[-1]})")
+    batch = broadcast_shapes(bm.shape[:-2], a.shape[:-2])
+    a_b = np.broadcast_to(a, batch + a.shape[-2:])
+    b_b = np.broadcast_to(bm, batch + bm.shape[-2:])
+    try:
+        if left:
+            x = np.linalg.solve(a_b, b_b)
+        else:
+            x = np.swapaxes(np.linalg.solve(np.swapaxes(a_b, -1, -2), np.swapaxes(b_b, -1, -2)),
+                            -1, -2)
+    except np.linalg.LinAlgError:
+        i, _ = _first_failing(np.ascontiguousarray(a_b), _zero_pivot)
+        raise _LinAlgError(f"torch.linalg.solve: {_batch_prefix(a_b, i)}The solver failed "
+                           "because the input matrix is singular.") from None
+    if vector:
+        x = x[..., 0]
+    res, node = record(LinalgSolveExBackward0, (A, B), np.ascontiguousarray(x, dtype=a.dtype))
+    if node is not None:
+        node.A = SavedTensor(A)
+        node.result = SavedTensor(res, True)
+        node.left, node.vector = left, vector
+    return res
+
+
+# -- solve_triangular / cholesky_solve --------------------------------------------------------
+
+def _triangle(a: Any, upper: bool, unitriangular: bool) -> Any:
+    """The triangle of ``a`` a triangular solve reads (its diagonal taken as ones if unit)."""
+    if isinstance(a, Tensor):
+        from .arrange import tril, triu
+
+        offset = (1 if upper else -1) if unitriangular else 0
+        return (triu if upper else tril)(a, offset)
+    part = np.triu(a, 1 if unitriangular else 0) if upper else np.tril(a, -1 if unitriangular
+                                                                      else 0)
+    if unitriangular:
+        part = part + np.eye(a.shape[-1], dtype=a.dtype)
+    return part
+
+
+class LinalgSolveTriangularBackward0(Node):
+    """``X = T^-1 B`` for the triangle T of A: ``gB = T^-T g``, ``gA = triangle(-gB X^T)``."""
+
+    __slots__ = ("A", "result", "upper", "left", "unitriangular")
+    _saved_fields = ("A", "result")
+
+    def backward(self, grad: Tensor) -> tuple:
+        a, x = saved(self, "A"), saved(self, "result")
+        gb = solve_triangular(a.mT, grad, upper=not self.upper, left=self.left,
+                              unitriangular=self.unitriangular)
+        ga = None
+        if self.needs_input_grad(0):
+            ga = -matmul(gb, x.mT) if self.left else -matmul(x.mT, gb)
+            ga = _triangle(ga, self.upper, self.unitriangular)
+        return ga, (gb if self.needs_input_grad(1) else None)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """Solve ``A X = B`` (``X A = B`` with ``left=False``) reading only the upper or lower
+    triangle of ``A`` (grad_fn ``LinalgSolveTriangularBackward0``).
+
+    >>> import npgrad
+    >>> A = npgrad.tensor([[2., 1.], [5., 4.]])
+    >>> npgrad.linalg.solve_triangular(A, npgrad.tensor([[3.], [4.]]), upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    from ._shape_util import broadcast_shapes
+
+    a, b = A._data, B._data
+    _check_matrix("linalg.solve_triangular", a)
+    _check_matrix("linalg.solve_triangular", b, "B")
+    _check_square("linalg.solve_triangular", a)
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError("linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {eq} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    rt = _dtype.result_type_np((a, b))
+    if np.dtype(rt).kind not in "fc":
+        raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for "
+                                  f"'{_scalar(np.dtype(rt))}'")
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    t = np.broadcast_to(_triangle(a.astype(rt), upper, unitriangular), batch + a.shape[-2:])
+    bb = np.broadcast_to(b.astype(rt), batch + b.shape[-2:])
+    with np.errstate(all="ignore"):
+        try:
+            if left:
+                x = np.linalg.solve(t, bb)
+            else:
+                x = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(bb, -1, -2)),
+                                -1, -2)
+        except np.linalg.LinAlgError:  # a zero on the diagonal: LAPACK's trtrs divides by it
+            x = _substitute(t, bb, upper, left)
+    res, node = record(LinalgSolveTriangularBackward0, (A, B),
+                       np.ascontiguousarray(x, dtype=rt))
+    if node is not None:
+        node.A = SavedTensor(A)
+        node.result = SavedTensor(res, True)
+        node.upper, node.left, node.unitriangular = upper, left, unitriangular
+    return res
+
+
+def _substitute(t: np.ndarray, b: np.ndarray, upper: bool, left: bool) -> np.ndarray:
+    """Back/forward substitution that divides by zero pivots (inf/nan), as LAPACK's trtrs."""
+    if not left:  # X T = B  <=>  T^T X^T = B^T
+        return np.swapaxes(_substitute(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2),
+                                       not upper, True), -1, -2)
+    n = t.shape[-1]
+    x = np.zeros(b.shape, dtype=b.dtype)
+    order = range(n - 1, -1, -1) if upper else range(n)
+    for i in order:
+        acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+        x[..., i, :] = acc / t[..., i, i][..., None]
+    return x
+
+
+class CholeskySolveBackward0(Node):
+    """``X = (L L^T)^-1 B``: ``gB = cholesky_solve(g, L)``, ``gL = -(C + C^T) L`` with
+    ``C = gB X^T`` (``-U (C + C^T)`` for an upper factor), as torch's."""
+
+    __slots__ = ("input2", "result", "upper")
+    _saved_fields = ("input2", "result")
+
+    def backward(self, grad: Tensor) -> tuple:
+        low, x = saved(self, "input2"), saved(self, "result")
+        gb = cholesky_solve(grad, low, self.upper)
+        gl = None
+        if self.needs_input_grad(1):
+            common = matmul(gb, x.mT)
+            common = common + common.mT
+            gl = -matmul(low, common) if self.upper else -matmul(common, low)
+        return (gb if self.needs_input_grad(0) else None), gl
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    """Solve ``A X = input`` given the Cholesky factor ``input2`` of ``A`` (lower, or upper
+    with ``upper=True``) (grad_fn ``CholeskySolveBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.cholesky_solve(npgrad.tensor([[8.], [4.]]), npgrad.tensor([[2., 0.], [0., 1.]]))
+    tensor([[2.],
+            [4.]])
+    """
+    from ._shape_util import broadcast_shapes
+
+    b, f = input._data, input2._data
+    if b.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions "
+                           "instead")
+    if f.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {f.ndim} dimensions "
+                           "instead")
+    if b.dtype != f.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_scalar(b.dtype)} and A of type {_scalar(f.dtype)} instead.")
+    if f.shape[-1] != f.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {f.shape[-2]} "
+                           f"by {f.shape[-1]} matrices")
+    if f.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{f.shape[-1]} by {f.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    if f.dtype.kind not in "fc" or f.dtype == np.float16:
+        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for "
+                                  f"'{_scalar(f.dtype)}'")
+    low = np.swapaxes(np.triu(f), -1, -2) if upper else np.tril(f)
+    batch = broadcast_shapes(b.shape[:-2], f.shape[:-2])
+    low = np.broadcast_to(low, batch + f.shape[-2:])
+    bb = np.broadcast_to(b, batch + b.shape[-2:])
+    with np.errstate(all="ignore"):
+        y = np.linalg.solve(low, bb)
+        x = np.linalg.solve(np.swapaxes(low, -1, -2), y)
+    res, node = record(CholeskySolveBackward0, (input, input2),
+                       np.ascontiguousarray(x, dtype=f.dtype))
+    if node is not None:
+        node.input2 = SavedTensor(input2)
+        node.result = SavedTensor(res, True)
+        node.upper = upper
+    return res
+
+
+# -- cholesky ----------------------------------------------------------------------------------
+
+class LinalgCholeskyExBackward0(UnaryNode):
+    """``A = L L^T``: ``gA = sym(L^-T Phi(L^T gL) L^-1)``, Phi taking the lower triangle with a
+    halved diagonal (torch's ``cholesky_backward``)."""
+
+    __slots__ = ("upper",)
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .arrange import tril
+
+        low = saved(self, "result")
+        if self.upper:
+            low, grad = low.mT, grad.mT
+        phi = tril(matmul(low.mT, grad))
+        phi = phi - _diag_embed(_diag(phi)) * 0.5
+        linv = inv(low)
+        ga = matmul(matmul(linv.mT, phi), linv)
+        return (ga + ga.mT) * 0.5,
+
+
+def _cholesky_array(fn: str, data: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.cholesky(data)
+    except np.linalg.LinAlgError:
+        i, k = _first_failing(data, _not_pd_order)
+        raise _LinAlgError(f"{fn}: {_batch_prefix(data, i)}The factorization could not be "
+                           "completed because the input is not positive-definite (the leading "
+                           f"minor of order {k} is not positive-definite).") from None
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """Cholesky factor ``L`` (``A = L L^T``), or ``U = L^T`` with ``upper=True``; reads the lower
+    triangle (grad_fn ``LinalgCholeskyExBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.cholesky(npgrad.tensor([[4., 2.], [2., 2.]]))
+    tensor([[2., 0.],
+            [1., 1.]])
+    """
+    data = A._data
+    _check_square("linalg.cholesky", data)
+    _check_float("linalg.cholesky", data)
+    _check_low_precision("linalg.cholesky", data, "cholesky_cpu")
+    return _cholesky(LinalgCholeskyExBackward0, A, upper)
+
+
+def _cholesky(cls: type, A: Tensor, upper: bool) -> Tensor:
+    data = A._data
+    low = _cholesky_array("linalg.cholesky", data)
+    out_arr = np.swapaxes(low, -1, -2) if upper else low
+    res = unary(cls, A, np.ascontiguousarray(out_arr, dtype=data.dtype))
+    node = node_of(res)
+    if node is not None:
+        node.upper = upper
+    return res
+
+
+class CholeskyBackward0(LinalgCholeskyExBackward0):
+    """The deprecated ``torch.cholesky``'s node: the same rule, and (as torch's) no forward mode."""
+
+    __slots__ = ()
+
+    def jvp(self, tangents: list) -> list:
+        raise NotImplementedError(
+            "Trying to use forward AD with cholesky that does not support it because it has not "
+            "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch"
+            "/pytorch/issues/new?template=feature-request.yml so that we can prioritize its "
+            "implementation or submit a PR adding the implementation to derivatives.yaml")
+
+
+_CHOLESKY_DEPRECATED = (
+    "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+    "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+    "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
+    "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results for "
+    "all valid (symmetric positive definite) inputs.")
+
+
+def torch_cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """The deprecated ``torch.cholesky`` (warns as torch does; grad_fn ``CholeskyBackward0``)."""
+    import warnings
+
+    warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
+    data = input._data
+    _check_square("linalg.cholesky", data)
+    _check_float("linalg.cholesky", data)
+    _check_low_precision("linalg.cholesky", data, "cholesky_cpu")
+    return _cholesky(CholeskyBackward0, input, upper)
+
+
+# -- qr ----------------------------------------------------------------------------------------
+
+_QR_R_MSG = ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+             "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+             "linalg.qr.")
+_QR_WIDE_MSG = ("The QR decomposition is not differentiable when mode='complete' and "
+                "nrows > ncols.")
+
+
+class LinalgQrBackward0(Node):
+    """Outputs (Q, R), m >= n: ``M = R gR^T - gQ^T Q``, ``gA = (gQ + Q copyltu(M)) R^-T``."""
+
+    __slots__ = ("Q", "R", "mode")
+    _saved_fields = ("Q", "R")
+
+    def backward(self, grad_q: Any, grad_r: Any = None) -> tuple:
+        from .arrange import tril
+
+        if self.mode == "r":
+            raise RuntimeError(_QR_R_MSG)
+        q, r = saved(self, "Q"), saved(self, "R")
+        m, n = q._data.shape[-2], r._data.shape[-1]
+        if self.mode == "complete" and m > n:
+            raise RuntimeError(_QR_WIDE_MSG)
+        if m < n:
+            raise NotImplementedError("npgrad: the derivative of linalg.qr for wide matrices "
+                                      "(nrows < ncols) is not implemented")
+        msym = None
+        if grad_r is not None:
+            msym = matmul(r, grad_r.mT)
+        if grad_q is not None:
+            part = -matmul(grad_q.mT, q)
+            msym = part if msym is None else msym + part
+        low = tril(msym, -1)
+        copyltu = low + low.mT + _diag_embed(_diag(msym))
+        b = matmul(q, copyltu)
+        if grad_q is not None:
+            b = grad_q + b
+        return matmul(b, inv(r).mT),
+
+
+def qr(A: Tensor, mode: str = "reduced") -> Any:
+    """``(Q, R)`` with ``A = Q R`` (grad_fn ``LinalgQrBackward0``); ``mode`` is 'reduced',
+    'complete' or 'r' (Q is then empty).
+
+    >>> import npgrad
+    >>> npgrad.linalg.qr(npgrad.eye(2)).R
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    data = A._data
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    _check_matrix("linalg.qr", data)
+    _check_float("linalg.qr", data)
+    _check_low_precision("linalg.qr", data, "geqrf_cpu")
+    q, r = np.linalg.qr(data, mode="complete" if mode == "complete" else "reduced")
+    if mode == "r":
+        q = np.zeros((0,), data.dtype)
+    (tq, tr), node = _record_many(LinalgQrBackward0, A, [q.astype(data.dtype),
+                                                        r.astype(data.dtype)])
+    if node is not None:
+        node.mode = mode
+        node.Q = SavedTensor(tq, True)
+        node.R = SavedTensor(tr, True)
+    return linalg_qr(tq, tr)
+
+
+# -- eigh / eigvalsh ---------------------------------------------------------------------------
+
+class LinalgEighBackward0(Node):
+    """Outputs (L, V): ``gA = V (diag(gL) + skew(V^T gV) / 2 / E) V^T``, ``E_ij = L_j - L_i``."""
+
+    __slots__ = ("eigenvalues", "eigenvectors")
+    _saved_fields = ("eigenvalues", "eigenvectors")
+
+    def backward(self, grad_l: Any, grad_v: Any = None) -> tuple:
+        lam, v = saved(self, "eigenvalues"), saved(self, "eigenvectors")
+        if grad_v is None:
+            return matmul(v * _unsq(grad_l, -2), v.mT),
+        eye = _eye_like(v)
+        e = _unsq(lam, -2) - _unsq(lam, -1) + eye
+        vgv = matmul(v.mT, grad_v)
+        inner = (vgv - vgv.mT) * 0.5 / e * (1 - eye)
+        if grad_l is not None:
+            inner = inner + _diag_embed(grad_l)
+        return matmul(matmul(v, inner), v.mT),
+
+
+def _check_uplo(uplo: str) -> None:
+    if uplo not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
+
+
+def _eigh(A: Tensor, UPLO: str) -> tuple:
+    data = A._data
+    _check_uplo(UPLO)
+    _check_square("linalg.eigh", data)
+    if data.dtype.kind not in "fc" or data.dtype == np.float16:
+        raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for "
+                                  f"'{_scalar(data.dtype)}'")
+    lam, v = np.linalg.eigh(data, UPLO=UPLO.upper())
+    (tl, tv), node = _record_many(LinalgEighBackward0, A, [lam.astype(data.dtype),
+                                                          v.astype(data.dtype)])
+    if node is not None:
+        node.eigenvalues = SavedTensor(tl, True)
+        node.eigenvectors = SavedTensor(tv, True)
+    return tl, tv
+
+
+def eigh(A: Tensor, UPLO: str = "L") -> Any:
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices, read from the ``UPLO``
+    triangle (grad_fn ``LinalgEighBackward0``); Note [Gauge of eigenvectors and singular vectors].
+
+    >>> import npgrad
+    >>> npgrad.linalg.eigh(npgrad.tensor([[2., 0.], [0., 1.]])).eigenvalues
+    tensor([1., 2.])
+    """
+    return linalg_eigh(*_eigh(A, UPLO))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """Eigenvalues (ascending) of symmetric matrices (grad_fn ``LinalgEighBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.eigvalsh(npgrad.tensor([[2., 1.], [1., 2.]]))
+    tensor([1., 3.])
+    """
+    return _eigh(A, UPLO)[0]
+
+
+# -- svd / svdvals -----------------------------------------------------------------------------
+
+class LinalgSvdBackward0(Node):
+    """Outputs (U, S, Vh), or S alone for svdvals (torch's ``svd_backward``, real case)."""
+
+    __slots__ = ("U", "S", "Vh", "A", "full_matrices")
+    _saved_fields = ("U", "S", "Vh", "A")
+
+    def backward(self, *grads: Any) -> tuple:
+        if len(grads) == 1:  # svdvals saved A: its singular vectors are recomputed, with history
+            g_u, g_s, g_vh = None, grads[0], None
+            u, s, vh = svd(saved(self, "A"), full_matrices=False)
+        else:
+            g_u, g_s, g_vh = grads
+            u, s, vh = (saved(self, f) for f in ("U", "S", "Vh"))
+        k = s._data.shape[-1]
+        if self.full_matrices:  # only the first k singular vectors enter A
+            u, vh = u[..., :k], vh[..., :k, :]
+            g_u = None if g_u is None else g_u[..., :k]
+            g_vh = None if g_vh is None else g_vh[..., :k, :]
+        if g_u is None and g_vh is None:
+            return matmul(u * _unsq(g_s, -2), vh),
+        m, n = u._data.shape[-2], vh._data.shape[-1]
+        eye = _eye_like(vh[..., :k, :k])
+        s2 = s * s
+        e = _unsq(s2, -2) - _unsq(s2, -1) + eye
+        core = None
+        if g_u is not None:
+            uhgu = matmul(u.mT, g_u)
+            core = (uhgu - uhgu.mT) * _unsq(s, -2)
+        if g_vh is not None:
+            vhgv = matmul(vh, g_vh.mT)
+            part = _unsq(s, -1) * (vhgv - vhgv.mT)
+            core = part if core is None else core + part
+        core = core / e * (1 - eye)
+        if g_s is not None:
+            core = core + _diag_embed(g_s)
+        ga = matmul(matmul(u, core), vh)
+        if m > k and g_u is not None:
+            proj = g_u - matmul(u, matmul(u.mT, g_u))
+            ga = ga + matmul(proj / _unsq(s, -2), vh)
+        if n > k and g_vh is not None:
+            proj = g_vh - matmul(matmul(g_vh, vh.mT), vh)
+            ga = ga + matmul(u, proj / _unsq(s, -1))
+        return ga,
+
+
+def _svd_arrays(fn: str, data: np.ndarray, full_matrices: bool) -> tuple:
+    _check_matrix(fn, data)
+    _check_float(fn, data)
+    _check_low_precision(fn, data, "linalg_svd_cpu")
+    u, s, vh = np.linalg.svd(data, full_matrices=full_matrices)
+    return u.astype(data.dtype), s.astype(data.dtype), vh.astype(data.dtype)
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None) -> Any:
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh`` (grad_fn ``LinalgSvdBackward0``);
+    Note [Gauge of eigenvectors and singular vectors].
+
+    >>> import npgrad
+    >>> npgrad.linalg.svd(npgrad.tensor([[3., 0.], [0., -4.]])).S
+    tensor([4., 3.])
+    """
+    u, s, vh = _svd_arrays("linalg.svd", A._data, full_matrices)
+    (tu, ts, tvh), node = _record_many(LinalgSvdBackward0, A, [u, s, vh])
+    if node is not None:
+        node.full_matrices = full_matrices
+        node.U, node.S, node.Vh = (SavedTensor(t, True) for t in (tu, ts, tvh))
+    return linalg_svd(tu, ts, tvh)
+
+
+def svdvals(A: Tensor, *, driver: Any = None) -> Tensor:
+    """Singular values, descending (grad_fn ``LinalgSvdBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.svdvals(npgrad.tensor([[3., 0.], [0., -4.]]))
+    tensor([4., 3.])
+    """
+    u, s, vh = _svd_arrays("linalg.svd", A._data, False)
+    res, node = record(LinalgSvdBackward0, (A,), np.asarray(s, order="C"))
+    if node is not None:
+        node.full_matrices = False
+        node.A = SavedTensor(A)
+    return res
+
+
+svd_type = _result_type("svd", ("U", "S", "V"))
+qr_type = _result_type("qr", ("Q", "R"))
+
+_QR_DEPRECATED = (
+    "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+    "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+    "Q, R = torch.qr(A, some)\nshould be replaced with\n"
+    "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+
+
+def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
+    """The older ``torch.svd``: ``(U, S, V)`` with ``V = Vh^T``; without ``compute_uv``, U and
+    V are zeros of shape (m, m) and (n, n).
+
+    >>> import npgrad
+    >>> npgrad.svd(npgrad.tensor([[3., 0.], [0., -4.]])).S
+    tensor([4., 3.])
+    """
+    if not compute_uv:
+        data = input._data
+        s = svdvals(input)
+        m, n = data.shape[-2:]
+        mode = _tls.mode
+        return svd_type(wrap(np.zeros(data.shape[:-2] + (m, m), data.dtype), mode), s,
+                        wrap(np.zeros(data.shape[:-2] + (n, n), data.dtype), mode))
+    u, s, vh = svd(input, full_matrices=not some)
+    return svd_type(u, s, vh.mT)
+
+
+def torch_qr(input: Tensor, some: bool = True) -> Any:
+    """The deprecated ``torch.qr`` (warns as torch does): ``linalg.qr`` in mode 'reduced' or
+    'complete'."""
+    import warnings
+
+    warnings.warn(_QR_DEPRECATED, UserWarning, stacklevel=2)
+    return qr_type(*qr(input, "reduced" if some else "complete"))
+
+
+# -- pinv --------------------------------------------------------------------------------------
+
+def _pinv_grad(a: Tensor, p: Tensor, grad: Tensor) -> Tensor:
+    """Gradient of ``P = pinv(A)`` (constant rank): ``-P^T g P^T + (I - A P) g^T P P^T
+    + P^T P g^T (I - P A)``."""
+    pt, gt = p.mT, grad.mT
+    ga = -matmul(matmul(pt, grad), pt)
+    ga = ga + matmul(matmul(_eye_like(p) - matmul(a, p), gt), matmul(p, pt))
+    return ga + matmul(matmul(pt, p), matmul(gt, _eye_like(a) - matmul(p, a)))
+
+
+class LinalgPinvBackward0(UnaryNode):
+    """The pseudo-inverse's gradient, ``_pinv_grad``."""
+
+    __slots__ = ()
+    saves_self = True
+    saves_result = True
+
+    def backward(self, grad: Tensor) -> tuple:
+        return _pinv_grad(saved(self, "self_"), saved(self, "result"), grad),
+
+
+def _tolerance(s: np.ndarray, shape: tuple, atol: Any, rtol: Any) -> np.ndarray:
+    """torch's cut-off for singular values: ``max(atol, rtol * s_max)``."""
+    eps = np.finfo(s.dtype).eps
+    a = 0.0 if atol is None else (atol._data if isinstance(atol, Tensor) else atol)
+    if rtol is None:
+        r = eps * max(shape[-2:]) if (atol is None or np.all(np.asarray(a) <= 0)) else 0.0
+    else:
+        r = rtol._data if isinstance(rtol, Tensor) else rtol
+    smax = s[..., :1] if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    return np.maximum(np.asarray(a)[..., None] if np.ndim(a) else a,
+                      (np.asarray(r)[..., None] if np.ndim(r) else r) * smax)
+
+
+def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
+    """Moore-Penrose pseudo-inverse, from the SVD (grad_fn ``LinalgPinvBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.pinv(npgrad.tensor([[2., 0.], [0., 0.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.0000]])
+    """
+    data = A._data
+    if data.ndim < 2 or data.dtype.kind != "f" or data.dtype == np.float16:
+        sizes = ", ".join(map(str, data.shape))
+        raise RuntimeError(f"linalg.pinv({_scalar(data.dtype)}"
+                           f"{{[{sizes}]}}): expected a tensor with 2 or more dimensions of "
+                           "float, double, cfloat or cdouble types")
+    u, s, vh = np.linalg.svd(data, full_matrices=False)
+    tol = _tolerance(s, data.shape, atol, rtol)
+    with np.errstate(divide="ignore"):
+        s_inv = np.where(s > tol, 1.0 / np.where(s > tol, s, 1), 0.0)
+    p = np.matmul(np.swapaxes(vh, -1, -2) * s_inv[..., None, :], np.swapaxes(u, -1, -2))
+    return unary(LinalgPinvBackward0, A, np.ascontiguousarray(p, dtype=data.dtype))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``torch.pinverse``: ``linalg.pinv`` with ``rtol=rcond``."""
+    return pinv(input, rtol=rcond)
+
+
+# -- lstsq -------------------------------------------------------------------------------------
+
+linalg_lstsq = _result_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+class LinalgLstsqBackward0(Node):
+    """Outputs (solution, residuals).  ``X = pinv(A) B``: ``gB = pinv(A)^T g`` and ``gA`` the
+    pinv gradient of ``g B^T``; the residuals ``|A X - B|^2`` are stationary in X, so their
+    gradient is ``2 (A X - B) gr X^T`` for A and ``-2 (A X - B) gr`` for B."""
+
+    __slots__ = ("A", "B", "solution")
+    _saved_fields = ("A", "B", "solution")
+
+    def backward(self, grad_x: Any, grad_res: Any = None) -> tuple:
+        a, b = saved(self, "A"), saved(self, "B")
+        ga = gb = None
+        if grad_x is not None:
+            p = pinv(a)
+            gb = matmul(p.mT, grad_x)
+            ga = _pinv_grad(a, p, matmul(grad_x, b.mT))
+        if grad_res is not None and grad_res._data.size:
+            x = saved(self, "solution")
+            r = (matmul(a, x) - b) * _unsq(grad_res, -2) * 2
+            part_a, part_b = matmul(r, x.mT), -r
+            ga = part_a if ga is None else ga + part_a
+            gb = part_b if gb is None else gb + part_b
+        return (ga if self.needs_input_grad(0) else None), (gb if self.needs_input_grad(1)
+                                                            else None)
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any:
+    """Least-squares solution of ``A X = B`` with torch's four outputs per driver
+    (grad_fn ``LinalgLstsqBackward0`` on solution and residuals).
+
+    >>> import npgrad
+    >>> A = npgrad.tensor([[1., 0.], [0., 1.], [0., 0.]])
+    >>> npgrad.linalg.lstsq(A, npgrad.tensor([[1.], [2.], [3.]]), driver="gelsd").residuals
+    tensor([9.])
+    """
+    a, b = A._data, B._data
+    if driver is None:
+        driver = "gelsy"
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if a.dtype != b.dtype:
+        raise RuntimeError("torch.linalg.lstsq: Expected input and other to have the same dtype, "
+                           f"but got input's dtype {_scalar(a.dtype)} and other's dtype "
+                           f"{_scalar(b.dtype)}")
+    if a.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b[..., None] if vector else b
+    if bm.ndim < 2 or bm.shape[-2] != a.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    m, n = a.shape[-2:]
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    af = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1, m, n))
+    bf = np.broadcast_to(bm, batch + bm.shape[-2:]).reshape((-1,) + bm.shape[-2:])
+    cut = np.finfo(a.dtype).eps * max(m, n) if rcond is None else rcond
+    sols, ranks, svals = [], [], []
+    for am, bmat in zip(af, bf):
+        x, _, rank, sv = np.linalg.lstsq(am, bmat, rcond=cut)
+        sols.append(x)
+        ranks.append(rank)
+        svals.append(sv)
+    k = bm.shape[-1]
+    x = np.asarray(sols, dtype=a.dtype).reshape(batch + (n, k))
+    rank_arr = np.asarray(ranks, dtype=np.int64).reshape(batch)
+    full_rank = bool(np.all(rank_arr == n))
+    if driver != "gelsy" and m > n and full_rank:
+        resid = np.sum((np.matmul(af, x.reshape((-1, n, k))) - bf) ** 2, axis=-2)
+        resid = resid.reshape(batch + (k,)).astype(a.dtype)
+    else:
+        resid = np.zeros((0,), a.dtype)
+    if vector:  # the residuals keep their column axis, as torch's
+        x = x[..., 0]
+    (sol, res), node = _record_multi(LinalgLstsqBackward0, (A, B), [x, resid])
+    if node is not None:
+        node.A, node.B = SavedTensor(A), SavedTensor(B)
+        node.solution = SavedTensor(sol, True)
+    mode = _tls.mode
+    rank_t = wrap(np.zeros((0,), np.int64) if driver == "gels" else rank_arr, mode)
+    sv = (np.asarray(svals, a.dtype).reshape(batch + (min(m, n),))
+          if driver in ("gelsd", "gelss") else np.zeros((0,), a.dtype))
+    return linalg_lstsq(sol, res, rank_t, wrap(sv, mode))
+
+
+def _record_multi(cls: type, inputs: tuple, outs: list) -> tuple:
+    """One node over several inputs with several outputs: Note [The per-op path] in
+    ``_core`` (recorded, or built for its forward rule when an input carries a tangent)."""
+    from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, has_tangent, tangent_of
+    from .._mode import INFERENCE, RECORDING
+    from .._tensor import edge_of, wrap_result
+    from ._core import is_tensor, requires_grad
+
+    mode = _tls.mode
+    outs = [np.asarray(o, order="C") for o in outs]
+    meta = tuple((o.shape, o.dtype) for o in outs)
+    recorded = mode == RECORDING and any(requires_grad(x) for x in inputs)
+    tangents = [None] * len(inputs)
+    if FW.active and not mode & INFERENCE:
+        tangents = [tangent_of(x) if is_tensor(x) and has_tangent(x) else None for x in inputs]
+        tangents = [t if t is None or t._data.dtype == x._data.dtype else t.to(x.dtype)
+                    for t, x in zip(tangents, inputs)]
+    forward = any(t is not None for t in tangents)
+    if not recorded and not forward:
+        return [wrap(o, mode) for o in outs], None
+    if forward:
+        flush()
+    edges = []
+    for x, t in zip(inputs, tangents):
+        if recorded and requires_grad(x):
+            edges.append(edge_of(x))
+        else:
+            edges.append((FORWARD_EDGE, 0) if t is not None else (None, 0))
+    node = cls.__new__(cls)
+    node._init_node(tuple(edges), meta)
+    res = [wrap_result(o, node, i) if recorded else wrap(o, mode) for i, o in enumerate(outs)]
+    if forward:
+        PendingJvp(node, tangents, res, mode, recorded)
+    return res, node
+
+
+# -- norms -------------------------------------------------------------------------------------
+
+def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
+    """Matrix norm over ``dim``: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2, built like torch's
+    (grad_fn ``LinalgVectorNormBackward0``, ``SumBackward1``, ``AmaxBackward0``/``AminBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.matrix_norm(npgrad.tensor([[3., 0.], [0., -4.]]), 2)
+    tensor(4.)
+    """
+    from .arrange import movedim
+    from .pointwise import abs as abs_
+    from .reduction import amax, amin, sum as sum_, vector_norm
+    from ._shape_util import wrap_dim
+
+    data = A._data
+    _check_matrix("linalg.matrix_norm", data)
+    if dtype is not None:
+        A = A.to(dtype)
+        data = A._data
+    _check_float("linalg.matrix_norm", data)
+    dim = tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dim))}")
+    d0, d1 = (wrap_dim(int(d), data.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if isinstance(ord, str):
+        if ord == "fro":
+            return vector_norm(A, 2, (d0, d1), keepdim)
+        if ord != "nuc":
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    elif ord not in (1, -1, 2, -2, float("inf"), float("-inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if ord in ("nuc", 2, -2):
+        _check_low_precision("linalg.matrix_norm", data)
+        moved = movedim(A, (d0, d1), (-2, -1))
+        s = svdvals(moved)
+        reduce = sum_ if ord == "nuc" else (amax if ord == 2 else amin)
+        res = reduce(s, -1, keepdim=keepdim)
+        if keepdim:  # torch puts the two kept dims back where they were
+            res = movedim(_unsq(res, -1), (-2, -1), (d0, d1))
+        return res
+    pick = amax if ord > 0 else amin
+    summed, other = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    if not keepdim and other > summed:
+        other -= 1
+    return pick(sum_(abs_(A), summed, keepdim=keepdim), other, keepdim=keepdim)
+
+
+def cond(A: Tensor, p: Any = None) -> Tensor:
+    """Condition number: ``s_max / s_min`` for p None or +-2 (``SqueezeBackward1``), else
+    ``norm(A, p) * norm(inv(A), p)`` (infinite for a singular matrix), composed as torch's.
+
+    >>> import npgrad
+    >>> npgrad.linalg.cond(npgrad.tensor([[4., 0.], [0., 2.]]))
+    tensor(2.)
+    """
+    from .pointwise import div, where
+    from .shape import narrow
+    from .special import nan_to_num
+
+    data = A._data
+    if data.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    norm_types = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
+    if p is not None and (p not in norm_types or isinstance(p, bool)):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if p is None or (not isinstance(p, str) and abs(p) == 2):
+        sv = svdvals(A)
+        s_max, s_min = narrow(sv, -1, 0, 1), narrow(sv, -1, sv._data.shape[-1] - 1, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = div(s_min, s_max) if p == -2 else div(s_max, s_min)
+        return ratio.squeeze(-1)
+    if data.shape[-1] != data.shape[-2]:
+        name = p if isinstance(p, str) else ("inf" if abs(p) == float("inf") and p > 0 else
+                                             "-inf" if abs(p) == float("inf") else int(p))
+        raise RuntimeError(f"linalg.cond(ord={name}): A must be batches of square matrices, but "
+                           f"they are {data.shape[-2]} by {data.shape[-1]} matrices")
+    _check_float("linalg.inv", data)
+    try:  # the common case, no singular matrix, found at LAPACK's speed
+        np.linalg.inv(data)
+        singular = np.zeros(data.shape[:-2], bool)
+    except np.linalg.LinAlgError:
+        flat = data.reshape((-1,) + data.shape[-2:])
+        singular = np.array([_zero_pivot(mat) > 0 for mat in flat]).reshape(data.shape[:-2])
+    if singular.any():  # those get an infinite norm of the inverse (torch fills it with inf)
+        mask = wrap(singular[..., None, None], _tls.mode)
+        safe = where(mask, _eye_like(A), A)
+        inv_norm = where(wrap(singular, _tls.mode), float("inf"),
+                         matrix_norm(inv(safe), p))
+    else:
+        inv_norm = matrix_norm(inv(A), p)
+    with np.errstate(invalid="ignore"):
+        product = matrix_norm(A, p) * inv_norm
+    if p == "nuc":
+        return product
+    return nan_to_num(product, float("inf"), float("inf"))
+
+
+def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """torch.linalg.norm: a vector norm for one dim (or a flattened input), a matrix norm for two.
+
+    >>> import npgrad
+    >>> npgrad.linalg.norm(npgrad.tensor([3., 4.]))
+    tensor(5.)
+    """
+    from .reduction import vector_norm
+
+    nd = A._data.ndim
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 1:
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+        return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if nd == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if nd == 1 and not isinstance(ord, str):
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    if isinstance(ord, str) and nd == 1:
+        return matrix_norm(A, ord)  # raises torch's error
+    raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or "
+                       f"2D. Got {nd}D.")
+
+
+# -- matrix_power / matrix_rank / multi_dot / vecdot -------------------------------------------
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """``A`` times itself ``n`` times (``inv(A)`` for negative ``n``; identity for 0).
+
+    >>> import npgrad
+    >>> npgrad.linalg.matrix_power(npgrad.tensor([[1., 1.], [0., 1.]]), 3)
+    tensor([[1., 3.],
+            [0., 1.]])
+    """
+    from .shape import clone
+
+    data = A._data
+    _check_square("linalg.matrix_power", data)
+    if n == 0:
+        # torch writes the identity into a clone of A: the result keeps A's history
+        eye = np.broadcast_to(np.eye(data.shape[-1], dtype=data.dtype), data.shape)
+        return clone(A).copy_(wrap(np.ascontiguousarray(eye), _tls.mode))
+    if n < 0:
+        A = inv(A)
+        n = -n
+    if n == 1:
+        return clone(A)
+    # binary powering, as torch: result = product of the squarings of the set bits
+    result = None
+    z = A
+    while True:
+        if n & 1:
+            result = z if result is None else matmul(result, z)
+        n >>= 1
+        if not n:
+            return result
+        z = matmul(z, z)
+
+
+def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None,
+                hermitian: bool = False) -> Tensor:
+    """Number of singular values above ``max(atol, rtol * s_max)`` (int64, no gradient).
+
+    >>> import npgrad
+    >>> npgrad.linalg.matrix_rank(npgrad.tensor([[1., 2.], [2., 4.]]))
+    tensor(1)
+    """
+    data = A._data
+    if data.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
+                           "2 dimensions.")
+    if data.dtype.kind != "f" or data.dtype == np.float16:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if hermitian:
+        s = np.sort(np.abs(np.linalg.eigvalsh(data)), axis=-1)[..., ::-1]
+    else:
+        s = np.linalg.svd(data, compute_uv=False)
+    tol = _tolerance(s, data.shape, atol, rtol)
+    return wrap(np.asarray(np.sum(s > tol, axis=-1), dtype=np.int64), _tls.mode)
+
+
+def multi_dot(tensors: Any) -> Tensor:
+    """Product of a chain of matrices; the first and last may be vectors (grad_fn
+    ``ViewBackward0``: torch reshapes the chain's product at the end).
+
+    >>> import npgrad
+    >>> npgrad.linalg.multi_dot([npgrad.ones(2), npgrad.ones(2, 3), npgrad.ones(3)])
+    tensor(6.)
+    """
+    from .shape import view
+
+    ts = list(tensors)
+    n = len(ts)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = ts[0]._data, ts[-1]._data
+    if first.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
+                           f"{first.ndim}D")
+    if last.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last.ndim}D")
+    for i in range(1, n - 1):
+        if ts[i]._data.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got "
+                               f"{ts[i]._data.ndim}D")
+    for i in range(1, n):
+        if ts[i]._data.dtype != first.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {_dtype.from_np(first.dtype).cpp_name} and tensor "
+                               f"{i} {_dtype.from_np(ts[i]._data.dtype).cpp_name}")
+    mats = list(ts)
+    if first.ndim == 1:
+        mats[0] = _unsq(mats[0], 0)
+    if last.ndim == 1:
+        mats[-1] = _unsq(mats[-1], -1)
+    for i in range(n - 1):
+        if mats[i]._data.shape[1] != mats[i + 1]._data.shape[0]:
+            s1, s2 = (", ".join(map(str, t._data.shape)) for t in (ts[i], ts[i + 1]))
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes [{s1}] and "
+                               f"[{s2}] cannot be multiplied")
+    res = mats[0]
+    for m in mats[1:]:
+        res = matmul(res, m)
+    shape = ((first.shape[0],) if first.ndim == 2 else ()) + \
+        ((last.shape[1],) if last.ndim == 2 else ())
+    return view(res, shape)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """``sum(x * y, dim)`` (grad_fn ``SumBackward1``).
+
+    >>> import npgrad
+    >>> npgrad.linalg.vecdot(npgrad.tensor([1., 2.]), npgrad.tensor([3., 4.]))
+    tensor(11.)
+    """
+    from .reduction import sum as sum_
+
+    _check_float("linalg.vecdot", x._data)
+    if x._data.dtype != y._data.dtype:
+        raise RuntimeError("linalg.vecdot: Expected x and y to have the same dtype, but found x "
+                           f"of type {_scalar(x._data.dtype)} and y of type "
+                           f"{_scalar(y._data.dtype)} instead")
+    nx, ny = x._data.shape, y._data.shape
+    if len(nx) == 1 and len(ny) == 1 and nx != ny:  # torch takes the dot path then
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{nx[0]}] and src "
+                           f"[{ny[0]}] to have the same number of elements, but got {nx[0]} "
+                           f"and {ny[0]} elements respectively")
+    return sum_(x * y, dim)
