@@ -7,19 +7,10 @@ import warnings
 import pytest
 
 import npgrad
+from lr_scheduler_helpers import (STEPS, assert_sequences_close, error_of, make_optimizer,
+                                   walk_schedule, warning_texts)
 
 torch = pytest.importorskip("torch")
-
-STEPS = 30
-
-
-def make_optimizer(lib, opt_name="SGD", groups=1):
-    params = [lib.zeros(2, requires_grad=True) for _ in range(groups)]
-    spec = [{"params": [p], "lr": 0.1 * (i + 1)} for i, p in enumerate(params)]
-    if opt_name == "SGD":
-        return lib.optim.SGD(spec, lr=0.1, momentum=0.9)
-    return getattr(lib.optim, opt_name)(spec, lr=0.1)
-
 
 def _constant_half(epoch):
     return 0.5
@@ -52,31 +43,9 @@ GROUPS = {"LambdaLR-list": 2, "OneCycleLR-linear": 2}
 def lr_sequence(lib, key, opt_name="SGD", reload_at=None):
     """(lrs, momenta or betas) after construction and after each of STEPS steps."""
     cls_name, kwargs = SCHEDULERS[key]
-    opt = make_optimizer(lib, opt_name, GROUPS.get(key, 1))
     cls = getattr(lib.optim.lr_scheduler, cls_name)
-    sched = cls(opt, **kwargs)
-    momentum_key = "betas" if opt_name == "Adam" else "momentum"
-    seen = [(sched.get_last_lr(), [g[momentum_key] for g in opt.param_groups])]
-    for i in range(STEPS):
-        if i == reload_at:
-            state = sched.state_dict()
-            # a resume from a checkpoint: build both, then load the optimizer, then the scheduler
-            opt_state = opt.state_dict()
-            opt = make_optimizer(lib, opt_name, GROUPS.get(key, 1))
-            sched = cls(opt, **kwargs)
-            opt.load_state_dict(opt_state)
-            sched.load_state_dict(state)
-        opt.step()
-        sched.step()
-        seen.append((sched.get_last_lr(), [g[momentum_key] for g in opt.param_groups]))
-    return seen, sched
-
-
-def assert_sequences_close(ours, theirs):
-    assert len(ours) == len(theirs)
-    for i, ((lr_a, m_a), (lr_b, m_b)) in enumerate(zip(ours, theirs)):
-        assert lr_a == pytest.approx(lr_b, rel=1e-12, abs=1e-15), f"step {i}"
-        assert m_a == pytest.approx(m_b, rel=1e-12, abs=1e-15), f"step {i}"
+    return walk_schedule(lib, lambda lib, opt: cls(opt, **kwargs), GROUPS.get(key, 1), opt_name,
+                         reload_at)
 
 
 @pytest.mark.parametrize("key", sorted(SCHEDULERS))
@@ -166,19 +135,12 @@ def test_reduce_lr_on_plateau_matches_torch(key):
 
 # -- warnings and errors --------------------------------------------------------------------
 
-def _warning_texts(fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fn()
-    return [str(w.message) for w in caught]
-
-
 def test_warns_when_scheduler_steps_before_optimizer():
     texts = []
     for lib in (npgrad, torch):
         opt = make_optimizer(lib)
         sched = lib.optim.lr_scheduler.StepLR(opt, step_size=2)
-        texts.append(_warning_texts(sched.step))
+        texts.append(warning_texts(sched.step))
     assert texts[0] == texts[1]
     assert len(texts[0]) == 1 and "before `optimizer.step()`" in texts[0][0]
 
@@ -193,7 +155,7 @@ def test_no_warning_in_the_right_order():
         opt.step()
         sched.step()
 
-    assert _warning_texts(run) == []
+    assert warning_texts(run) == []
     assert sched.get_last_lr() == [0.025]
 
 
@@ -201,7 +163,7 @@ def test_get_lr_outside_step_warns():
     texts = []
     for lib in (npgrad, torch):
         sched = lib.optim.lr_scheduler.StepLR(make_optimizer(lib), step_size=2)
-        texts.append(_warning_texts(sched.get_lr))
+        texts.append(warning_texts(sched.get_lr))
     assert texts[0] == texts[1] and len(texts[0]) == 1
 
 
@@ -211,18 +173,10 @@ def test_step_with_epoch_uses_closed_form_and_warns():
         opt = make_optimizer(lib)
         sched = lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10)
         opt.step()
-        texts = _warning_texts(lambda: sched.step(7))
+        texts = warning_texts(lambda: sched.step(7))
         results.append((texts, sched.get_last_lr()))
     assert results[0] == results[1]
     assert results[0][1][0] == pytest.approx(0.05 * (1 + math.cos(math.pi * 7 / 10)))
-
-
-def _error(fn):
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001
-        return type(exc).__name__, str(exc)
-    return None
 
 
 ERRORS = {
@@ -266,7 +220,7 @@ ERRORS = {
 def test_errors_match_torch(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ours = _error(lambda: ERRORS[case](npgrad))
-        theirs = _error(lambda: ERRORS[case](torch))
+        ours = error_of(lambda: ERRORS[case](npgrad))
+        theirs = error_of(lambda: ERRORS[case](torch))
     assert theirs is not None
     assert ours == theirs

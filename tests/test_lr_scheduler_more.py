@@ -7,19 +7,10 @@ import warnings
 import pytest
 
 import npgrad
+from lr_scheduler_helpers import (assert_sequences_close, error_of, make_optimizer, walk_schedule,
+                                   warning_texts)
 
 torch = pytest.importorskip("torch")
-
-STEPS = 30
-
-
-def make_optimizer(lib, opt_name="SGD", groups=1):
-    params = [lib.zeros(2, requires_grad=True) for _ in range(groups)]
-    spec = [{"params": [p], "lr": 0.1 * (i + 1)} for i, p in enumerate(params)]
-    if opt_name == "SGD":
-        return lib.optim.SGD(spec, lr=0.1, momentum=0.9)
-    return getattr(lib.optim, opt_name)(spec, lr=0.1)
-
 
 def _sequential(lib, opt):
     S = lib.optim.lr_scheduler
@@ -76,30 +67,7 @@ GROUPS = {"CyclicLR-triangular2": 2}
 
 def lr_sequence(lib, key, opt_name="SGD", reload_at=None):
     """(lrs, momenta or betas) after construction and after each of STEPS steps."""
-    groups = GROUPS.get(key, 1)
-    opt = make_optimizer(lib, opt_name, groups)
-    sched = SCHEDULERS[key](lib, opt)
-    momentum_key = "betas" if opt_name == "Adam" else "momentum"
-    seen = [(sched.get_last_lr(), [g[momentum_key] for g in opt.param_groups])]
-    for i in range(STEPS):
-        if i == reload_at:
-            state = sched.state_dict()
-            opt_state = opt.state_dict()
-            opt = make_optimizer(lib, opt_name, groups)
-            sched = SCHEDULERS[key](lib, opt)
-            opt.load_state_dict(opt_state)
-            sched.load_state_dict(state)
-        opt.step()
-        sched.step()
-        seen.append((sched.get_last_lr(), [g[momentum_key] for g in opt.param_groups]))
-    return seen, sched
-
-
-def assert_sequences_close(ours, theirs):
-    assert len(ours) == len(theirs)
-    for i, ((lr_a, m_a), (lr_b, m_b)) in enumerate(zip(ours, theirs)):
-        assert lr_a == pytest.approx(lr_b, rel=1e-12, abs=1e-15), f"step {i}"
-        assert m_a == pytest.approx(m_b, rel=1e-12, abs=1e-15), f"step {i}"
+    return walk_schedule(lib, SCHEDULERS[key], GROUPS.get(key, 1), opt_name, reload_at)
 
 
 def _keys(state):
@@ -190,13 +158,6 @@ def test_polynomial_closed_form_with_epoch():
 
 # -- warnings and errors --------------------------------------------------------------------
 
-def _warning_texts(fn):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fn()
-    return [str(w.message) for w in caught]
-
-
 @pytest.mark.parametrize("key", ["PolynomialLR", "CyclicLR", "CosineAnnealingWarmRestarts",
                                  "SequentialLR", "ChainedScheduler"])
 def test_order_warnings_match_torch(key):
@@ -204,23 +165,15 @@ def test_order_warnings_match_torch(key):
     for lib in (npgrad, torch):
         opt = make_optimizer(lib)
         sched = SCHEDULERS[key](lib, opt)
-        texts.append(_warning_texts(sched.step))
+        texts.append(warning_texts(sched.step))
     assert texts[0] == texts[1]
-
-
-def _error(fn):
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001 - the type is compared
-        return type(exc).__name__, str(exc)
-    return None
 
 
 def _other_optimizer_error(lib):
     S = lib.optim.lr_scheduler
     opt, other = make_optimizer(lib), make_optimizer(lib)
     a, b = S.ExponentialLR(opt, gamma=0.9), S.ExponentialLR(other, gamma=0.9)
-    return _error(lambda: S.SequentialLR(opt, [a, b], milestones=[2]))
+    return error_of(lambda: S.SequentialLR(opt, [a, b], milestones=[2]))
 
 
 ERRORS = {
@@ -259,7 +212,7 @@ def test_errors_match_torch(key):
         opt = make_optimizer(lib)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            found.append(_error(lambda: ERRORS[key](lib, opt)))
+            found.append(error_of(lambda: ERRORS[key](lib, opt)))
     assert found[0] is not None
     assert found[0] == found[1]
 

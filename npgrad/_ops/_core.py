@@ -259,6 +259,30 @@ def record(cls: Any, inputs: tuple, out: Any, output_nr: int = 0) -> tuple:
     return wrap(out, mode), None
 
 
+def primal_dtype_tangents(inputs: tuple) -> list:
+    """Each input's tangent (None where it has none), in its primal's dtype."""
+    # Rules see tangents of their primal's dtype (a float64 tangent of a float32 tensor
+    # cannot enter mm with it); the output's tangent has the output's dtype anyway.
+    return [None if not (is_tensor(x) and has_tangent(x))
+            else _in_dtype_of(tangent_of(x), x) for x in inputs]
+
+
+def _in_dtype_of(t: Tensor, x: Tensor) -> Tensor:
+    return t if t._data.dtype == x._data.dtype else t.to(x.dtype)
+
+
+def tangent_edges(inputs: tuple, tangents: list, recorded: bool) -> tuple:
+    """The edges of a node some of whose inputs carry tangents: a recorded input's real edge,
+    else ``FORWARD_EDGE`` where a tangent comes in, else none."""
+    edges = []
+    for x, t in zip(inputs, tangents):
+        if recorded and requires_grad(x):
+            edges.append(edge_of(x))
+        else:
+            edges.append((FORWARD_EDGE, 0) if t is not None else (None, 0))
+    return tuple(edges)
+
+
 def record_with_tangents(cls: Any, inputs: tuple, out: np.ndarray, mode: int) -> tuple:
     """An op some of whose inputs carry tangents: its node, recorded or forward-only.
 
@@ -268,23 +292,13 @@ def record_with_tangents(cls: Any, inputs: tuple, out: np.ndarray, mode: int) ->
     """
     if mode & INFERENCE or out.dtype.kind not in "fc" or not isinstance(cls, type):
         return None, None
-    tangents = [tangent_of(x) if is_tensor(x) and has_tangent(x) else None for x in inputs]
+    tangents = primal_dtype_tangents(inputs)
     if not any(t is not None for t in tangents):
         return None, None
-    # Rules see tangents of their primal's dtype (a float64 tangent of a float32 tensor
-    # cannot enter mm with it); the output's tangent has the output's dtype anyway.
-    tangents = [t if t is None or t._data.dtype == x._data.dtype else t.to(x.dtype)
-                for t, x in zip(tangents, inputs)]
     flush()
     recorded = mode == RECORDING and any(requires_grad(x) for x in inputs)
-    edges = []
-    for x, t in zip(inputs, tangents):
-        if recorded and requires_grad(x):
-            edges.append(edge_of(x))
-        else:
-            edges.append((FORWARD_EDGE, 0) if t is not None else (None, 0))
     node = _new(cls)
-    node._init_node(tuple(edges), ((out.shape, out.dtype),))
+    node._init_node(tangent_edges(inputs, tangents, recorded), ((out.shape, out.dtype),))
     res = wrap_result(out, node) if recorded else wrap(out, mode)
     PendingJvp(node, tangents, [res], mode, recorded)
     return res, node

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _dtype
-from .._forward import FORWARD_EDGE, PendingJvp, FW, flush, has_tangent, tangent_of
+from .._forward import PendingJvp, FW, flush, has_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import Tensor, edge_of, wrap, wrap_result
 from ._core import Node, record
@@ -234,11 +234,9 @@ class ConvolutionBackwardBackward0(Node):
         return gg, gx, gw
 
 
-def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, params: ConvParams) -> Tensor:
-    """N-d convolution of a batched input (grad_fn ``ConvolutionBackward0``)."""
-    x, w = input._data, weight._data
-    b = None if bias is None else bias._data
-    out = _conv_forward(x, w, b, params)
+def _record_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, params: ConvParams,
+                        out: np.ndarray, transposed: bool) -> Tensor:
+    """The output of a (transposed) convolution, with its ``ConvolutionBackward0`` node."""
     inputs = (input, weight) if bias is None else (input, weight, bias)
     res, node = record(ConvolutionBackward0, inputs, out)
     if node is not None:
@@ -248,8 +246,16 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, params: Conv
         node.weight = SavedTensor(weight)
         node.params = params
         node.has_bias = bias is not None
-        node.transposed = False
+        node.transposed = transposed
     return res
+
+
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, params: ConvParams) -> Tensor:
+    """N-d convolution of a batched input (grad_fn ``ConvolutionBackward0``)."""
+    x, w = input._data, weight._data
+    b = None if bias is None else bias._data
+    out = _conv_forward(x, w, b, params)
+    return _record_convolution(input, weight, bias, params, out, transposed=False)
 
 
 # Note [Transposed convolution]
@@ -274,17 +280,7 @@ def convolution_transposed(input: Tensor, weight: Tensor, bias: Tensor | None,
     if bias is not None:
         out = out + bias._data.reshape((-1,) + (1,) * len(out_spatial))
     out = np.ascontiguousarray(out, dtype=x.dtype)
-    inputs = (input, weight) if bias is None else (input, weight, bias)
-    res, node = record(ConvolutionBackward0, inputs, out)
-    if node is not None:
-        from ._core import SavedTensor
-
-        node.input = SavedTensor(input)
-        node.weight = SavedTensor(weight)
-        node.params = params
-        node.has_bias = bias is not None
-        node.transposed = True
-    return res
+    return _record_convolution(input, weight, bias, params, out, transposed=True)
 
 
 def conv_transpose_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
@@ -387,19 +383,13 @@ def _convolution_backward_dual(tensors: tuple, outs: list, meta: tuple, params: 
     forward-only) and its outputs' tangents come later from its transposed backward.
     An output not asked for gets a throwaway tensor, so each output has its place.
     """
-    from ._core import SavedTensor
+    from ._core import SavedTensor, tangent_edges
 
     tangents = [tangent_of(t) if has_tangent(t) else None for t in tensors]
     flush()
     recorded = mode == RECORDING and any(t._requires_grad for t in tensors)
-    edges = []
-    for t, tan in zip(tensors, tangents):
-        if recorded and t._requires_grad:
-            edges.append(edge_of(t))
-        else:
-            edges.append((FORWARD_EDGE, 0) if tan is not None else (None, 0))
     node = _new(ConvolutionBackwardBackward0)
-    node._init_node(tuple(edges), meta)
+    node._init_node(tangent_edges(tensors, tangents, recorded), meta)
     node.grad_output, node.input, node.weight = (SavedTensor(t) for t in tensors)
     node.params, node.mask, node.transposed = params, mask, transposed
     results = []

@@ -1063,10 +1063,10 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any
 def _record_multi(cls: type, inputs: tuple, outs: list) -> tuple:
     """One node over several inputs with several outputs: Note [The per-op path] in
     ``_core`` (recorded, or built for its forward rule when an input carries a tangent)."""
-    from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, has_tangent, tangent_of
+    from .._forward import FW, PendingJvp, flush
     from .._mode import INFERENCE, RECORDING
-    from .._tensor import edge_of, wrap_result
-    from ._core import is_tensor, requires_grad
+    from .._tensor import wrap_result
+    from ._core import primal_dtype_tangents, requires_grad, tangent_edges
 
     mode = _tls.mode
     outs = [np.asarray(o, order="C") for o in outs]
@@ -1074,22 +1074,14 @@ def _record_multi(cls: type, inputs: tuple, outs: list) -> tuple:
     recorded = mode == RECORDING and any(requires_grad(x) for x in inputs)
     tangents = [None] * len(inputs)
     if FW.active and not mode & INFERENCE:
-        tangents = [tangent_of(x) if is_tensor(x) and has_tangent(x) else None for x in inputs]
-        tangents = [t if t is None or t._data.dtype == x._data.dtype else t.to(x.dtype)
-                    for t, x in zip(tangents, inputs)]
+        tangents = primal_dtype_tangents(inputs)
     forward = any(t is not None for t in tangents)
     if not recorded and not forward:
         return [wrap(o, mode) for o in outs], None
     if forward:
         flush()
-    edges = []
-    for x, t in zip(inputs, tangents):
-        if recorded and requires_grad(x):
-            edges.append(edge_of(x))
-        else:
-            edges.append((FORWARD_EDGE, 0) if t is not None else (None, 0))
     node = cls.__new__(cls)
-    node._init_node(tuple(edges), meta)
+    node._init_node(tangent_edges(inputs, tangents, recorded), meta)
     res = [wrap_result(o, node, i) if recorded else wrap(o, mode) for i, o in enumerate(outs)]
     if forward:
         PendingJvp(node, tangents, res, mode, recorded)

@@ -8,7 +8,7 @@ from ..autograd.grad_mode import no_grad
 from .._size import Size
 from .._tensor import Tensor
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -183,3 +183,25 @@ class Distribution:
                  for p in names]
         args = ", ".join(f"{p}: {v}" for p, v in zip(names, shown))
         return f"{type(self).__name__}({args})"
+
+
+class _LocScale(Distribution):
+    """The shared part of the location-scale families (Normal, Laplace): ``loc`` and ``scale``
+    broadcast together, expanded together, with mean and mode at ``loc``."""
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(self.loc.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
+        shape = Size(batch_shape)
+        return self._expanded(shape, {"loc": self.loc.expand(shape),
+                                      "scale": self.scale.expand(shape)})
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc

@@ -6,13 +6,13 @@ from typing import Any
 from .._size import Size
 from .._tensor import Tensor
 from . import constraints
-from .distribution import Distribution
-from .utils import _finfo, broadcast_all, uniform
+from .distribution import _LocScale
+from .utils import _finfo, uniform
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """Density ``exp(-|x - loc| / scale) / (2 * scale)``.
 
     >>> import npgrad as torch
@@ -24,23 +24,6 @@ class Laplace(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
-        shape = Size(batch_shape)
-        return self._expanded(shape, {"loc": self.loc.expand(shape),
-                                      "scale": self.scale.expand(shape)})
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

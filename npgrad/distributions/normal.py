@@ -8,13 +8,13 @@ from typing import Any
 from .._size import Size
 from .._tensor import Tensor
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, standard_normal
+from .distribution import _LocScale
+from .utils import standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(_LocScale):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> import npgrad as torch
@@ -28,23 +28,6 @@ class Normal(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
-        shape = Size(batch_shape)
-        return self._expanded(shape, {"loc": self.loc.expand(shape),
-                                      "scale": self.scale.expand(shape)})
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:

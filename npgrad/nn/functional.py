@@ -123,6 +123,11 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 # -- dropout ---------------------------------------------------------------------------
 
+def _check_dropout_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` (npgrad's default generator), scale by 1/(1-p)."""
@@ -130,8 +135,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     from .._ops.inplace import mul_
     from .._ops.pointwise import mul
 
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout_p(p)
     if not training or p == 0.0 or input._data.size == 0:
         return input
     x = input._data
@@ -674,8 +678,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
     """Channel-wise dropout of ``(N, C, L)`` or ``(C, L)`` inputs."""
     from .._ops.shape import squeeze, unsqueeze
 
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout_p(p)
     nd = input._data.ndim
     if nd not in (2, 3):
         raise RuntimeError(
@@ -695,8 +698,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     """Channel-wise dropout of ``(N, C, H, W)`` inputs (torch's warnings for other ranks)."""
     import warnings
 
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout_p(p)
     nd = input._data.ndim
     if nd not in (3, 4):
         warnings.warn(
@@ -723,8 +725,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     from .._ops.inplace import add_, mul_
     from .._ops.pointwise import mul
 
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout_p(p)
     if not training or p == 0.0 or input._data.size == 0:
         return input
     x = input._data

@@ -75,6 +75,31 @@ def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
     return [v.clone() if isinstance(v, Tensor) else v for v in value]
 
 
+def _check_cycle_momentum(optimizer: Optimizer) -> bool:
+    """Whether a momentum-cycling scheduler cycles beta1 (Adam-like) rather than momentum."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with "
+                         "`cycle_momentum` option enabled")
+    return "betas" in optimizer.defaults
+
+
+def _set_momentum(group: dict[str, Any], momentum: float, use_beta1: bool) -> None:
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _start_cycle_momentum(optimizer: Optimizer, max_momentums: list[Any],
+                          base_momentums: list[Any], use_beta1: bool) -> None:
+    """A fresh cycling scheduler starts each group at its max momentum and records both ends."""
+    for m_momentum, b_momentum, group in zip(max_momentums, base_momentums,
+                                             optimizer.param_groups):
+        _set_momentum(group, m_momentum, use_beta1)
+        group["max_momentum"] = m_momentum
+        group["base_momentum"] = b_momentum
+
+
 def _mark_optimizer_steps(optimizer: Optimizer) -> None:
     """Wrap ``optimizer.step`` (on the instance) to note that it ran, for the order warning."""
     if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
@@ -575,22 +600,11 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if self.cycle_momentum:
-            if "momentum" not in self.optimizer.defaults and \
-                    "betas" not in self.optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in self.optimizer.defaults
+            self.use_beta1 = _check_cycle_momentum(self.optimizer)
             max_momentums = _per_group("max_momentum", optimizer, max_momentum)
             base_momentums = _per_group("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(max_momentums, base_momentums,
-                                                         optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+                _start_cycle_momentum(optimizer, max_momentums, base_momentums, self.use_beta1)
         super().__init__(optimizer, last_epoch)
 
     def _anneal_func(self, start: float, end: float, pct: float) -> float:
@@ -630,10 +644,7 @@ class OneCycleLR(LRScheduler):
                 start_step = phase["end_step"]
             lrs.append(lr)
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = momentum
+                _set_momentum(group, momentum, self.use_beta1)
         return lrs
 
 
@@ -856,22 +867,12 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _check_cycle_momentum(optimizer)
             self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
             self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(self.max_momentums,
-                                                         self.base_momentums,
-                                                         optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+                _start_cycle_momentum(optimizer, self.max_momentums, self.base_momentums,
+                                      self.use_beta1)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -922,10 +923,7 @@ class CyclicLR(LRScheduler):
             momenta = [max_m - (max_m - base_m) * scale_factor * scale
                        for base_m, max_m in zip(self.base_momentums, self.max_momentums)]
             for group, momentum in zip(self.optimizer.param_groups, momenta):
-                if self.use_beta1:
-                    group["betas"] = (momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = momentum
+                _set_momentum(group, momentum, self.use_beta1)
         return lrs
 
     def state_dict(self) -> dict[str, Any]:

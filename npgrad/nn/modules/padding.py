@@ -40,6 +40,28 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
+class _ZeroPadNd(_ConstantPadNd):
+    """Put before a ConstantPad{1,2,3}d base: the value is always zero, and not in the repr."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ReflectionPadNd(_PadNd):
+    _mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    _mode = "replicate"
+
+
+class _CircularPadNd(_PadNd):
+    _mode = "circular"
+
+
 class ConstantPad1d(_ConstantPadNd):
     """Pad the last dim with ``value`` (``padding``: an int or (left, right))."""
 
@@ -58,17 +80,11 @@ class ConstantPad3d(_ConstantPadNd):
     _n = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class ZeroPad1d(_ZeroPadNd, ConstantPad1d):
     """Pad the last dim with zeros."""
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
     """Pad the last two dims with zeros.
 
     >>> import npgrad as torch
@@ -76,81 +92,60 @@ class ZeroPad2d(ConstantPad2d):
     ZeroPad2d((1, 1, 2, 0))
     """
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPadNd, ConstantPad3d):
     """Pad the last three dims with zeros."""
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ReflectionPad1d(_PadNd):
+class ReflectionPad1d(_ReflectionPadNd):
     """Pad the last dim with its reflection (the edge not repeated)."""
 
     _n = 1
-    _mode = "reflect"
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Pad the last two dims with their reflection (the edge not repeated)."""
 
     _n = 2
-    _mode = "reflect"
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Pad the last three dims with their reflection (the edge not repeated)."""
 
     _n = 3
-    _mode = "reflect"
 
 
-class ReplicationPad1d(_PadNd):
+class ReplicationPad1d(_ReplicationPadNd):
     """Pad the last dim by repeating its edge values."""
 
     _n = 1
-    _mode = "replicate"
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Pad the last two dims by repeating their edge values."""
 
     _n = 2
-    _mode = "replicate"
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Pad the last three dims by repeating their edge values."""
 
     _n = 3
-    _mode = "replicate"
 
 
-class CircularPad1d(_PadNd):
+class CircularPad1d(_CircularPadNd):
     """Pad the last dim by wrapping around (the other end's values)."""
 
     _n = 1
-    _mode = "circular"
 
 
-class CircularPad2d(_PadNd):
+class CircularPad2d(_CircularPadNd):
     """Pad the last two dims by wrapping around (the other end's values)."""
 
     _n = 2
-    _mode = "circular"
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Pad the last three dims by wrapping around (the other end's values)."""
 
     _n = 3
-    _mode = "circular"
