@@ -77,7 +77,6 @@ from ._ops.reduction import (  # noqa: F401
     cdist, count_nonzero, dist, nanmean, nansum,
 )
 from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross  # noqa: F401
-from . import linalg  # noqa: F401
 from ._ops.sorting import bincount, histc, logspace, unique  # noqa: F401
 from ._ops.reduction import std_mean, var_mean  # noqa: F401
 from ._ops.reduction import aminmax  # noqa: F401
@@ -93,9 +92,7 @@ from .backends._runtime import (  # noqa: E402,F401
     is_deterministic_algorithms_warn_only_enabled, set_num_threads, use_deterministic_algorithms,
 )
 # torch-level functions: linear algebra [linalg]
-from ._ops.decompositions import (  # noqa: E402,F401
-    cholesky_solve, det, inv as inverse, logdet, matrix_power, pinverse,
-    torch_cholesky as cholesky, torch_qr as qr, torch_slogdet as slogdet, torch_svd as svd)
+# (torch.inverse, det, ... live in _ops.decompositions, loaded on first use: see __getattr__)
 from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, no_grad, set_grad_enabled,
@@ -130,13 +127,22 @@ def promote_types(type1: _dtype.dtype, type2: _dtype.dtype) -> _dtype.dtype:
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "demo", "cuda", "backends", "testing", "special",
-                    "distributions")
+                    "distributions", "linalg")
+# torch-level linear-algebra names -> their functions in _ops.decompositions (a large module few
+# programs need, so it is imported on first use)
+_LAZY_LINALG = {"cholesky_solve": "cholesky_solve", "det": "det", "inverse": "inv",
+                "logdet": "logdet", "matrix_power": "matrix_power", "pinverse": "pinverse",
+                "cholesky": "torch_cholesky", "qr": "torch_qr", "slogdet": "torch_slogdet",
+                "svd": "torch_svd"}
 
 
 def __getattr__(name: str) -> Any:
     # nn, optim and utils load on first use so that `import npgrad` stays fast.
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_LINALG:
+        decompositions = importlib.import_module(f"{__name__}._ops.decompositions")
+        return getattr(decompositions, _LAZY_LINALG[name])
     if name in ("save", "load", "serialization"):
         # safetensors-backed save/load: imported on first use (safetensors is an optional extra)
         serialization = importlib.import_module(f"{__name__}.serialization")

@@ -1603,34 +1603,34 @@ class Tensor:
 
     # -- methods: linear algebra [linalg] --
     def inverse(self) -> Tensor:
-        return _decomp.inv(self)
+        return _decomp().inv(self)
 
     def det(self) -> Tensor:
-        return _decomp.det(self)
+        return _decomp().det(self)
 
     def logdet(self) -> Tensor:
-        return _decomp.logdet(self)
+        return _decomp().logdet(self)
 
     def slogdet(self) -> Any:
-        return _decomp.torch_slogdet(self)
+        return _decomp().torch_slogdet(self)
 
     def pinverse(self, rcond: float = 1e-15) -> Tensor:
-        return _decomp.pinverse(self, rcond)
+        return _decomp().pinverse(self, rcond)
 
     def matrix_power(self, n: int) -> Tensor:
-        return _decomp.matrix_power(self, n)
+        return _decomp().matrix_power(self, n)
 
     def cholesky_solve(self, input2: Tensor, upper: bool = False) -> Tensor:
-        return _decomp.cholesky_solve(self, input2, upper)
+        return _decomp().cholesky_solve(self, input2, upper)
 
     def cholesky(self, upper: bool = False) -> Tensor:
-        return _decomp.torch_cholesky(self, upper)
+        return _decomp().torch_cholesky(self, upper)
 
     def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
-        return _decomp.torch_svd(self, some, compute_uv)
+        return _decomp().torch_svd(self, some, compute_uv)
 
     def qr(self, some: bool = True) -> Any:
-        return _decomp.torch_qr(self, some)
+        return _decomp().torch_qr(self, some)
 
 
 def _shape_str(shape: tuple) -> str:
@@ -1696,7 +1696,14 @@ from ._ops.sorting import nanquantile, quantile  # noqa: E402
 # imports for methods: devices, sampling, testing and torch.special [device]
 from ._ops import special as _special_ops  # noqa: E402
 # imports for methods: linear algebra [linalg]
-from ._ops import decompositions as _decomp  # noqa: E402
+
+
+def _decomp() -> Any:
+    """The linear-algebra ops' module, imported on first use (large, and rarely needed)."""
+    from ._ops import decompositions
+
+    return decompositions
+
 
 # The arithmetic and comparison operators *are* the op functions (each takes the tensor
 # as its first argument): one Python frame less on the hottest path of all.

@@ -493,3 +493,16 @@ def test_cond_by_hand() -> None:
     assert LA.cond(_t([[4.0, 0.0], [0.0, 2.0]])).item() == 2.0
     assert LA.cond(_t([[4.0, 0.0], [0.0, 2.0]]), 1).item() == 2.0
     assert LA.cond(_t([[1.0, 0.0], [0.0, 0.0]]), 1).item() == float("inf")
+
+
+def test_linear_algebra_loads_on_first_use() -> None:
+    """``import npgrad`` leaves the (large) linear-algebra module unloaded until it is used."""
+    import subprocess
+    import sys
+
+    code = ("import sys, npgrad; mods = ('npgrad.linalg', 'npgrad._ops.decompositions'); "
+            "print([m in sys.modules for m in mods]); npgrad.det(npgrad.eye(2)); "
+            "npgrad.eye(2).inverse(); print([m in sys.modules for m in mods]); "
+            "print(npgrad.linalg.det(npgrad.eye(2) * 3).item())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:3] == ["[False, False]", "[False, True]", "9.0"]
