@@ -88,12 +88,7 @@ FORWARD_EDGE = _ForwardEdge()
 def tangent_of(t: Any) -> Any:
     """The tangent of tensor ``t`` at the open level, or None (computing a pending one)."""
     extra = t._extra
-    if extra is None:
-        return None
-    pending = extra.fw_pending
-    if pending is not None:
-        pending.resolve()
-    return extra.tangent
+    return None if extra is None else tangent_of_extra(extra)
 
 
 def tangent_of_extra(extra: Any) -> Any:
@@ -201,7 +196,8 @@ def laid_out_like(values: np.ndarray, primal: np.ndarray) -> np.ndarray:
     if values.shape != primal.shape:
         values = np.broadcast_to(values, primal.shape)
     want = _scaled(primal.strides, values.itemsize, primal.itemsize)
-    if values.strides == want and _owns_its_values(values):
+    # a read-only array (a broadcast: overlapping memory) cannot hold a tangent written in place
+    if values.strides == want and values.flags.writeable:
         return values
     if primal.flags.c_contiguous:
         return np.array(values, order="C", copy=True)
@@ -220,11 +216,6 @@ def _buffer_for(primal: np.ndarray, dtype: np.dtype) -> tuple:
     lo, hi = _extent(primal.shape, _scaled(primal.strides, item, primal.itemsize))
     span = (hi - lo) // item + 1 if hi >= lo else 0
     return np.zeros(span, dtype=dtype), -lo // item
-
-
-def _owns_its_values(values: np.ndarray) -> bool:
-    """False for broadcast (read-only, overlapping) arrays, which cannot hold a tangent."""
-    return values.flags.writeable
 
 
 class _Interface:

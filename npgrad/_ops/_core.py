@@ -290,7 +290,7 @@ def record_with_tangents(cls: Any, inputs: tuple, out: np.ndarray, mode: int) ->
     (or inference mode drops them), and the caller goes on as usual.  The node's
     forward rule runs later (Note [When a tangent is computed] in npgrad._forward).
     """
-    if mode & INFERENCE or out.dtype.kind not in "fc" or not isinstance(cls, type):
+    if mode & INFERENCE or out.dtype.kind not in "fc":
         return None, None
     tangents = primal_dtype_tangents(inputs)
     if not any(t is not None for t in tangents):
