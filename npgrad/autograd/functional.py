@@ -420,6 +420,22 @@ def _scalar_output(outputs: tuple, outputs_tuple: bool, fn_name: str) -> None:
                            "contain a single element")
 
 
+def _gradient_of_scalar(func: Callable, inputs: Any, v: Any, create_graph: bool, strict: bool,
+                        name: str) -> tuple:
+    """vhp's and hvp's first half (under enable_grad): checked inputs and ``v``, the scalar
+    output and its gradient, kept differentiable for the second backward."""
+    inputs_tuple, inputs = _tupled(inputs, "inputs", name)
+    inputs = _fresh(inputs, create_graph, need_graph=True)
+    v = _prepare_v(v, inputs, inputs_tuple, name, create_graph, _V_NONE_FOR_INPUT)
+    outputs = func(*inputs)
+    outputs_tuple, outputs = _tupled(outputs, "outputs of the user-provided function", name)
+    _strict_check(outputs, "outputs", strict)
+    _scalar_output(outputs, outputs_tuple, name)
+    jac = _grad(outputs, inputs, create_graph=True)
+    _strict_check(jac, "jacobian", strict)
+    return inputs_tuple, inputs, v, outputs_tuple, outputs, jac
+
+
 def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple:
     """``(func(*inputs), v^T H)`` for a scalar ``func``.
@@ -430,15 +446,8 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     tensor([ 6., 12.])
     """
     with enable_grad():
-        inputs_tuple, inputs = _tupled(inputs, "inputs", "vhp")
-        inputs = _fresh(inputs, create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, inputs_tuple, "vhp", create_graph, _V_NONE_FOR_INPUT)
-        outputs = func(*inputs)
-        outputs_tuple, outputs = _tupled(outputs, "outputs of the user-provided function", "vhp")
-        _strict_check(outputs, "outputs", strict)
-        _scalar_output(outputs, outputs_tuple, "vhp")
-        jac = _grad(outputs, inputs, create_graph=True)
-        _strict_check(jac, "jacobian", strict)
+        inputs_tuple, inputs, v, outputs_tuple, outputs, jac = _gradient_of_scalar(
+            func, inputs, v, create_graph, strict, "vhp")
     with set_grad_enabled(create_graph or _mode.is_grad_enabled()):
         grads = _grad(jac, inputs, v, create_graph=create_graph)
         result = _zeros_for_none(grads, inputs, strict, create_graph, "double_back")
@@ -458,15 +467,8 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     from .._creation import zeros_like
 
     with enable_grad():
-        inputs_tuple, inputs = _tupled(inputs, "inputs", "hvp")
-        inputs = _fresh(inputs, create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, inputs_tuple, "hvp", create_graph, _V_NONE_FOR_INPUT)
-        outputs = func(*inputs)
-        outputs_tuple, outputs = _tupled(outputs, "outputs of the user-provided function", "hvp")
-        _strict_check(outputs, "outputs", strict)
-        _scalar_output(outputs, outputs_tuple, "hvp")
-        jac = _grad(outputs, inputs, create_graph=True)
-        _strict_check(jac, "jacobian", strict)
+        inputs_tuple, inputs, v, outputs_tuple, outputs, jac = _gradient_of_scalar(
+            func, inputs, v, create_graph, strict, "hvp")
         # u^T H is linear in u: its derivative with respect to u, along v, is H v.
         cotangents = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _grad(jac, inputs, cotangents, create_graph=True)
