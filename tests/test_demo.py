@@ -18,8 +18,8 @@ def run_demo(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
 
 
 def test_one_epoch_run_end_to_end(tmp_path: Path) -> None:
-    pytest.importorskip("safetensors")
-    pytest.importorskip("matplotlib")
+    for module in ("safetensors", "matplotlib"):
+        pytest.importorskip(module, reason="needs the demo extra: pip install -e '.[demo]'")
     result = run_demo("--epochs", "1", "--out", str(tmp_path), "--seed", "3")
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -46,6 +46,14 @@ def test_recording_holds_more_memory_than_no_grad(tmp_path: Path) -> None:
     assert held["recording on"] > 5 * held["no_grad"]
     assert held["inference_mode"] <= 1.1 * held["no_grad"]
     assert not (tmp_path / "npgrad-demo.png").exists()
+
+
+def test_progress_bars_stay_off_stdout(tmp_path: Path) -> None:
+    pytest.importorskip("tqdm", reason="needs the demo extra: pip install -e '.[demo]'")
+    result = run_demo("--epochs", "1", "--out", str(tmp_path), "--no-plot")
+    assert result.returncode == 0, result.stderr
+    assert "\r" not in result.stdout and "it/s" not in result.stdout
+    assert "train MLP" in result.stderr  # tqdm's frames went to stderr
 
 
 @pytest.mark.parametrize("args,message", [

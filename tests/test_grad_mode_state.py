@@ -377,6 +377,10 @@ def _func():
     pass
 
 
+# torch names an argument's type by its class: NumPy 2 calls the boolean scalar `numpy.bool`,
+# NumPy 1 `numpy.bool_`.
+NUMPY_BOOL = f"numpy.{type(np.bool_(False)).__name__}"
+
 BAD_MODES = [
     pytest.param(0, "int", id="int"),
     pytest.param(1, "int", id="int1"),
@@ -384,7 +388,7 @@ BAD_MODES = [
     pytest.param("False", "str", id="str"),
     pytest.param(0.0, "float", id="float"),
     pytest.param(_func, "function", id="function"),
-    pytest.param(np.bool_(False), "numpy.bool", id="numpy.bool"),
+    pytest.param(np.bool_(False), NUMPY_BOOL, id="numpy.bool"),
     pytest.param(np.array(False), "numpy.ndarray", id="numpy.ndarray"),
     pytest.param([False], "list", id="list"),
 ]
@@ -1350,7 +1354,7 @@ ANOMALY_EXPECTED = [
     (_ARG.format("enabled", 1, "int"), (False, True)),
     (_ARG.format("check_nan", 2, "int"), (False, True)),
     (_ARG.format("enabled", 1, "NoneType"), (False, True)),
-    (_ARG.format("enabled", 1, "numpy.bool"), (False, True)),
+    (_ARG.format("enabled", 1, NUMPY_BOOL), (False, True)),
     ("set_anomaly_enabled() takes from 1 to 2 positional arguments but 3 were given", (False, True)),
     ("set_anomaly_enabled() got an unexpected keyword argument 'foo'", (False, True)),
     ("set_anomaly_enabled() got multiple values for argument 'enabled'", (False, True)),

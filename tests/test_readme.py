@@ -41,3 +41,17 @@ def test_readme_starts_with_the_two_commands() -> None:
     first_block = README.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
     assert first_block[0].startswith("pip install -e '.[demo]' && python -m npgrad.demo")
     assert first_block[1].startswith("pip install -e '.[test]' && pytest")
+
+
+def test_ci_runs_the_readme_test_command_as_written() -> None:
+    first_block = README.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    command = first_block[1].split("#", 1)[0].strip()
+    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text().splitlines()
+    assert command in [line.strip() for line in ci]
+    assert "python3 -m venv" in "\n".join(ci)  # CI builds its own environment
+
+
+def test_numpy_floor_is_the_one_ci_tests() -> None:
+    pyproject = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    floor = re.search(r'"numpy>=([0-9.]+)"', pyproject)
+    assert floor is not None and f"NumPy ≥ {floor.group(1)}" in README
