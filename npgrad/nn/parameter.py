@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .._storage import deepcopy_array
 from .._tensor import INFERENCE_COUNTER, Tensor, _make, version_counter
 
 
@@ -46,7 +47,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict) -> Parameter:
         if id(self) in memo:
             return memo[id(self)]
-        data = _make(Tensor, self._data.copy(), None, False, None)
+        data = _make(Tensor, deepcopy_array(self._data, memo), None, False, None)
         new = type(self)(data, self._requires_grad)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
