@@ -5,22 +5,29 @@ leaf); under inference mode they make inference tensors.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _sampling
 from ._mode import _tls, INFERENCE
+from ._random import (Generator, default_generator, get_generator, get_rng_state,  # noqa: F401
+                      initial_seed, manual_seed, seed, set_rng_state)
+from ._ops._core import NotImplementedBackward
 from ._ops._shape_util import parse_shape
+from ._ops.allocation import allocate, check_new_sizes, check_nonnegative, check_numel, wrap_int64
+from ._ops._core import check_int_scalar
 from ._tensor import INFERENCE_COUNTER, Tensor, _make
 from .autograd.graph import Node
+from ._device import check_device
 
 FACTORY_GRAD_MSG = "Only Tensors of floating point and complex dtype can require gradients"
 
 
 def _leaf(data: np.ndarray, requires_grad: bool = False) -> Tensor:
-    if requires_grad and data.dtype.kind != "f":
+    if requires_grad and data.dtype.kind not in "fV":  # "V": bfloat16
         raise RuntimeError(FACTORY_GRAD_MSG)
     vc = INFERENCE_COUNTER if _tls.mode & INFERENCE else None
     return _make(Tensor, data, None, bool(requires_grad), vc)
@@ -59,6 +66,8 @@ def _infer_np_dtype(data: Any) -> np.dtype:
                 continue
             if isinstance(x, (int, np.integer)):
                 kind = max(kind, 1)
+            elif x is None:  # NumPy would make it NaN
+                raise RuntimeError("Could not infer dtype of NoneType")
             else:
                 kind = 2
     if not seen_any:
@@ -88,6 +97,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     >>> npgrad.tensor([1., 2.], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
     """
+    check_device(device)
     np_dt = _np_dtype(dtype)
     if isinstance(data, Tensor):
         warnings.warn(
@@ -111,6 +121,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Share memory with ``data`` where possible (tensors and NumPy arrays of the same dtype)."""
+    check_device(device)
     np_dt = _np_dtype(dtype)
     if isinstance(data, Tensor):
         if np_dt is None or data._data.dtype == np_dt:
@@ -135,28 +146,36 @@ def _filled(shape: tuple, value: Any, dtype: Any, requires_grad: bool) -> Tensor
     np_dt = _np_dtype(dtype)
     if np_dt is None:
         np_dt = _dtype.scalar_np_dtype(value)
-    return _leaf(np.full(shape, value, dtype=np_dt), requires_grad)
+    return _leaf(allocate(np.full, shape, np_dt, value), requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           out: Any = None) -> Tensor:
+    check_device(device)
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
-    return _leaf(np.zeros(parse_shape(size), dtype=np_dt), requires_grad)
+    shape = parse_shape(size)
+    if any(s < 0 for s in shape):  # torch.zeros' own check, before the allocator's
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    return _leaf(allocate(np.zeros, shape, np_dt), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          out: Any = None) -> Tensor:
+    check_device(device)
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
-    return _leaf(np.ones(parse_shape(size), dtype=np_dt), requires_grad)
+    return _leaf(allocate(np.ones, parse_shape(size), np_dt), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           out: Any = None) -> Tensor:
+    check_device(device)
+    check_nonnegative(parse_shape(size))  # empty's message, not zeros'
     return zeros(*size, dtype=dtype, requires_grad=requires_grad)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    check_device(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     return _filled(parse_shape((size,)), fill_value, dtype, requires_grad)
@@ -168,33 +187,41 @@ def _like_dtype(input: Tensor, dtype: Any) -> Any:
 
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    check_device(device)
     return zeros(input._data.shape, dtype=_like_dtype(input, dtype), requires_grad=requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    check_device(device)
     return ones(input._data.shape, dtype=_like_dtype(input, dtype), requires_grad=requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    check_device(device)
     return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    check_device(device)
     return full(input._data.shape, fill_value, dtype=_like_dtype(input, dtype),
                 requires_grad=requires_grad)
 
 
 def scalar_tensor_like(value: Any, like: Tensor) -> Tensor:
     """A 0-dim tensor for a Python scalar operand (used by reflected operators)."""
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        check_int_scalar(value)  # Note [Python ints as scalars] in _ops/_core.py
+        value = wrap_int64(value)
     return _leaf(np.asarray(value, dtype=_dtype.scalar_np_dtype(value)))
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive): int64 for ints, else the default float."""
+    check_device(device)
     if end is None:
         start, end = 0, start
     np_dt = _np_dtype(dtype)
@@ -204,7 +231,13 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
         np_dt = _dtype.int64.np_dtype if is_int else _dtype.get_default_dtype().np_dtype
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    n = max(int(np.ceil((float(end) - float(start)) / float(step))), 0)
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    size = np.ceil((float(end) - float(start)) / float(step))
+    if not 0 <= size <= 2.0 ** 63 - 1:  # torch's check, before its storage-size check
+        raise RuntimeError("invalid size, possible overflow?")
+    n = max(int(size), 0)
+    check_new_sizes((n,), np_dt)
     data = (start + step * np.arange(n, dtype=np.float64)).astype(np_dt) if np_dt.kind == "f" \
         else np.arange(start, end, step, dtype=np_dt)
     return _leaf(data, requires_grad)
@@ -212,106 +245,117 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
+    check_device(device)
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    check_new_sizes((steps,), np_dt)
     return _leaf(np.linspace(start, end, steps).astype(np_dt), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
+    check_device(device)
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
-    return _leaf(np.eye(n, m, dtype=np_dt), requires_grad)
+    check_numel((n, n if m is None else m))
+    return _leaf(allocate(lambda shape, dtype: np.eye(*shape, dtype=dtype),
+                          (n, n if m is None else m), np_dt), requires_grad)
 
 
 # -- random numbers ---------------------------------------------------------------------
+#
+# The generator, its seeding and state live in ``_random``; the transforms from its words
+# to values in ``_sampling`` (torch's CPU streams, bit for bit).
 
-class Generator:
-    """A random-number generator (NumPy's PCG64); values differ from torch's.
-
-    The NumPy generator is made on first use: importing ``numpy.random`` costs
-    about a tenth of ``import npgrad``, and many programs never draw a number.
-    """
-
-    def __init__(self, device: Any = "cpu") -> None:
-        self._numpy_rng = None
-        self._seed: int | None = None
-
-    @property
-    def _rng(self) -> Any:
-        if self._numpy_rng is None:
-            self._numpy_rng = np.random.default_rng(self._seed)
-        return self._numpy_rng
-
-    def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
-        self._numpy_rng = None
-        return self
-
-    def initial_seed(self) -> int:
-        return self._seed if self._seed is not None else 0
-
-    def get_state(self) -> Any:
-        return self._rng.bit_generator.state
-
-    def set_state(self, state: Any) -> None:
-        self._rng.bit_generator.state = state
+def _is_float(np_dt: np.dtype) -> bool:
+    return _dtype.from_np(np_dt).is_floating_point  # bfloat16 is no NumPy "f" kind
 
 
-default_generator = Generator().manual_seed(0)
-
-
-def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (npgrad's values need not equal torch's)."""
-    return default_generator.manual_seed(seed)
-
-
-def seed() -> int:
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    default_generator.manual_seed(s)
-    return s
-
-
-def initial_seed() -> int:
-    return default_generator.initial_seed()
-
-
-def _rng(generator: Generator | None) -> np.random.Generator:
-    return (generator or default_generator)._rng
+def _float_sample_dtype(np_dt: np.dtype, kernel: str) -> np.dtype:
+    if not _is_float(np_dt):
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_dtype.from_np(np_dt).scalar_name}'")
+    return np_dt
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1), torch's stream: ``manual_seed(0); rand(2)`` is torch's.
+
+    >>> import npgrad
+    >>> _ = npgrad.manual_seed(0)
+    >>> npgrad.rand(2)
+    tensor([0.4963, 0.7682])
+    """
+    check_device(device)
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
-    return _leaf(_rng(generator).random(parse_shape(size)).astype(np_dt), requires_grad)
+    shape = tuple(parse_shape(size))
+    check_new_sizes(shape, np_dt)
+    _float_sample_dtype(np_dt, "check_uniform_bounds")
+    values = _sampling.uniform(get_generator(generator), math.prod(shape), np_dt, 0.0, 1.0)
+    return _leaf(values.reshape(shape), requires_grad)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
+    """Standard normal samples, torch's stream (its kernel for >= 16 elements and below)."""
+    check_device(device)
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
-    return _leaf(_rng(generator).standard_normal(parse_shape(size)).astype(np_dt),
-                 requires_grad)
+    shape = tuple(parse_shape(size))
+    check_new_sizes(shape, np_dt)
+    _float_sample_dtype(np_dt, "normal_kernel_cpu")
+    values = _sampling.normal(get_generator(generator), math.prod(shape), np_dt, 0.0, 1.0)
+    return _leaf(values.reshape(shape), requires_grad)
 
 
 def randint(low: int, high: Any = None, size: Any = None, *, generator: Generator | None = None,
             dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers in ``[low, high)`` (int64 unless ``dtype``), torch's stream."""
+    check_device(device)
     if size is None:
         low, high, size = 0, low, high
     np_dt = _np_dtype(dtype) or _dtype.int64.np_dtype
-    data = _rng(generator).integers(low, high, size=parse_shape((size,))).astype(np_dt)
-    return _leaf(data, requires_grad)
+    shape = tuple(parse_shape((size,)))
+    low, high = int(low), int(high)
+    _check_random_range(low, high)
+    values = _sampling.random_from_to(get_generator(generator), math.prod(shape), np_dt,
+                                      low, high)
+    return _leaf(values.reshape(shape), requires_grad)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``), torch's algorithm."""
+    check_device(device)
     np_dt = _np_dtype(dtype) or _dtype.int64.np_dtype
-    return _leaf(_rng(generator).permutation(n).astype(np_dt), requires_grad)
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if np_dt == np.bool_:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if np_dt.kind in "iu" and n > 0 and n - 1 > np.iinfo(np_dt).max:
+        name = {"int32": "int", "int64": "int64_t"}.get(np_dt.name, f"{np_dt.name}_t")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    limit = {"float16": (2049, "2049", "Half"), "float32": (2 ** 24 + 1, "2^24+1", "Float"),
+             "float64": (2 ** 53 + 1, "2^53+1", "Double")}.get(np_dt.name)
+    if limit is not None and n > limit[0]:
+        raise RuntimeError(f"n cannot be greater than {limit[1]} for {limit[2]} type.")
+    values = _sampling.randperm(get_generator(generator), n)
+    return _leaf(values.astype(np_dt), requires_grad)
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return rand(input._data.shape, dtype=_like_dtype(input, dtype), requires_grad=requires_grad)
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,  # noqa: A002
+              requires_grad: bool = False, memory_format: Any = None,
+              generator: Generator | None = None) -> Tensor:
+    return rand(input._data.shape, dtype=_like_dtype(input, dtype), device=device,
+                requires_grad=requires_grad, generator=generator)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return randn(input._data.shape, dtype=_like_dtype(input, dtype), requires_grad=requires_grad)
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,  # noqa: A002
+               requires_grad: bool = False, memory_format: Any = None,
+               generator: Generator | None = None) -> Tensor:
+    return randn(input._data.shape, dtype=_like_dtype(input, dtype), device=device,
+                 requires_grad=requires_grad, generator=generator)
 
 
 def is_tensor(obj: Any) -> bool:
@@ -336,18 +380,23 @@ def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
     >>> npgrad.ones(1, dtype=npgrad.float64).new_zeros(2)
     tensor([0., 0.], dtype=npgrad.float64)
     """
+    check_device(device)
+    check_nonnegative(parse_shape(size))  # the allocator's message, not zeros'
     return zeros(*size, dtype=_self_dtype(self, dtype), requires_grad=requires_grad)
 
 
 def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
              requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Ones of ``size`` with ``self``'s dtype unless ``dtype`` is given."""
+    check_device(device)
     return ones(*size, dtype=_self_dtype(self, dtype), requires_grad=requires_grad)
 
 
 def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` (npgrad fills it with zeros) with ``self``'s dtype."""
+    check_device(device)
+    check_nonnegative(parse_shape(size))  # the allocator's message, not zeros'
     return zeros(*size, dtype=_self_dtype(self, dtype), requires_grad=requires_grad)
 
 
@@ -359,17 +408,21 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, dev
     >>> npgrad.arange(3).new_full((2,), 2.5)
     tensor([2, 2])
     """
+    check_device(device)
     np_dt = _np_dtype(_self_dtype(self, dtype))
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    shape = parse_shape((size,))
+    check_new_sizes(shape, np_dt)
     with np.errstate(all="ignore"):
-        data = np.full(parse_shape((size,)), fill_value).astype(np_dt)
+        data = np.full(shape, fill_value).astype(np_dt)
     return _leaf(data, requires_grad)
 
 
 def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A new leaf holding a copy of ``data``, with ``self``'s dtype unless ``dtype`` is given."""
+    check_device(device)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
@@ -399,12 +452,14 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
     tensor([[0, 1, 1],
             [0, 0, 1]])
     """
+    check_device(device)
     return _triangle_indices(np.tril_indices, row, col, offset, dtype)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
                  layout: Any = None) -> Tensor:
     """The (row, col) coordinates of the upper triangle of a ``row`` x ``col`` matrix, as 2 x N."""
+    check_device(device)
     return _triangle_indices(np.triu_indices, row, col, offset, dtype)
 
 
@@ -487,21 +542,6 @@ class RandomBackward2(_ZeroGradSample):
     __slots__ = ()
 
 
-class NotImplementedBackward(Node):
-    """torch's placeholder node for an op without a derivative: backward raises."""
-
-    __slots__ = ("op",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
-
-    def name(self) -> str:
-        return "torch::autograd::NotImplemented"
-
-
-NotImplementedBackward.__name__ = "NotImplemented"  # what torch's grad_fn repr shows
-
-
 def _cpp_float(x: float) -> str:
     """A float as torch's C++ messages print it (``-1``, ``1.5``)."""
     return f"{float(x):g}"
@@ -535,7 +575,7 @@ def _num_samples(value: Any, position: int) -> int:
 def _check_multinomial(data: np.ndarray, n: int, replacement: bool) -> None:
     if data.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if data.dtype.kind != "f":
+    if not _is_float(data.dtype):
         name = _dtype.from_np(data.dtype).scalar_name
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
                            f"{name}")
@@ -608,19 +648,15 @@ def _multinomial(input: Tensor, n: int, replacement: bool,  # noqa: A002
     out_shape = (n,) if data.ndim == 1 else (data.shape[0], n)
     if probs.shape[0] == 0:
         return _leaf(np.zeros(out_shape, dtype=np.int64))
-    rng = _rng(generator)
+    gen = get_generator(generator)
+    # torch samples in the input's own precision (float64 checks above are only checks)
+    probs_own = np.ascontiguousarray(data).reshape(probs.shape)
     if not replacement or n == 1:
         _check_race_probs(probs)
-        with np.errstate(divide="ignore"):
-            keys = probs / rng.exponential(size=probs.shape)
-        idx = np.argsort(-keys, axis=-1, kind="stable")[:, :n]
+        idx = _sampling.multinomial_race(gen, probs_own, n)
     else:
         _check_cdf_probs(probs)
-        cdf = np.cumsum(probs, axis=-1)
-        cdf /= cdf[:, -1:]
-        u = rng.random((probs.shape[0], n))
-        idx = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
-        idx = np.minimum(idx, probs.shape[1] - 1)
+        idx = _sampling.multinomial_cdf(gen, probs_own, n)
     return _leaf(idx.reshape(out_shape).astype(np.int64))
 
 
@@ -632,7 +668,7 @@ def _check_bernoulli_p(p: float) -> None:
 def _bernoulli_probs(p: Tensor) -> np.ndarray:
     """A probability tensor's values, with torch's dtype and range checks."""
     data = p._data
-    if data.dtype.kind != "f":
+    if not _is_float(data.dtype):
         _not_implemented_for("bernoulli_tensor_cpu_p_", data)
     if not ((data >= 0) & (data <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
@@ -652,14 +688,15 @@ def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError("bernoulli(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    rng = _rng(generator)
+    gen = get_generator(generator)
     if p is None:
         probs = _bernoulli_probs(input)
-        out_data = (rng.random(probs.shape) < probs).astype(probs.dtype)
+        drawn = _sampling.bernoulli_tensor(gen, np.ascontiguousarray(probs).reshape(-1))
+        out_data = drawn.reshape(probs.shape).astype(probs.dtype)
         return _sampled(BernoulliBackward0, (input,), out_data)
     _check_bernoulli_p(p)
     data = input._data
-    out_data = (rng.random(data.shape) < p).astype(data.dtype)
+    out_data = _sampling.bernoulli_scalar(gen, data.size, p).reshape(data.shape).astype(data.dtype)
     res, node = _record_sample(NotImplementedBackward, (input,), out_data)
     if node is not None:
         node.op = "bernoulli"
@@ -673,14 +710,17 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
     >>> npgrad.zeros(2).bernoulli_(1.0)
     tensor([1., 1.])
     """
-    rng = _rng(generator)
+    gen = get_generator(generator)
+    dest = self._data
     if isinstance(p, Tensor):
         from ._ops.shape import expand
 
-        probs = _bernoulli_probs(expand(p, self._data.shape))
-        return _sample_inplace(self, rng.random(self._data.shape) < probs, BernoulliBackward1)
+        probs = _bernoulli_probs(expand(p, dest.shape))
+        drawn = _sampling.bernoulli_tensor(gen, _sampling.to_fill_order(probs, dest))
+        return _sample_inplace(self, _sampling.from_fill_order(drawn, dest), BernoulliBackward1)
     _check_bernoulli_p(p)
-    return _sample_inplace(self, rng.random(self._data.shape) < p, BernoulliBackward2)
+    drawn = _sampling.bernoulli_scalar(gen, dest.size, p)
+    return _sample_inplace(self, _sampling.from_fill_order(drawn, dest), BernoulliBackward2)
 
 
 def _sample_inplace(self: Tensor, values: np.ndarray, cls: Any) -> Tensor:
@@ -719,7 +759,7 @@ def _is_number(v: Any) -> bool:
 
 
 def _normal_float_data(t: Tensor) -> np.ndarray:
-    if t._data.dtype.kind != "f":
+    if not _is_float(t._data.dtype):
         _not_implemented_for("normal_kernel_cpu", t._data)
     return t._data
 
@@ -735,7 +775,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
     >>> npgrad.normal(0., 1., (2, 3)).shape
     torch.Size([2, 3])
     """
-    rng = _rng(generator)
+    gen = get_generator(generator)
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if size is not None:
         if (mean_t or std_t or not (_is_number(mean) and _is_number(std))
@@ -744,7 +784,10 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp_float(std)}")
         np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
-        return _leaf(rng.normal(mean, std, parse_shape((size,))).astype(np_dt), requires_grad)
+        shape = tuple(parse_shape((size,)))
+        _float_sample_dtype(np_dt, "normal_kernel_cpu")
+        values = _sampling.normal(gen, math.prod(shape), np_dt, float(mean), float(std))
+        return _leaf(values.reshape(shape), requires_grad)
     if mean_t and std_t:
         m, s = _normal_float_data(mean), _normal_float_data(std)
         if (s < 0).any():
@@ -752,22 +795,31 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
         from ._ops._shape_util import broadcast_shapes
 
         shape = tuple(broadcast_shapes(m.shape, s.shape))
-        out_dt = _dtype.result_type_np((m, s))
-        values = (m + s * rng.standard_normal(shape)).astype(out_dt)
+        # torch: standard normals in mean's dtype, then ``.mul_(std).add_(mean)``
+        z = _sampling.normal(gen, math.prod(shape), m.dtype, 0.0, 1.0).reshape(shape)
+        values = _inplace_binary(_inplace_binary(z, s, np.multiply), m, np.add)
         return _sampled(NormalBackward3, (mean, std), values)
     if mean_t and _is_number(std):
         m = _normal_float_data(mean)
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp_float(std)}")
-        values = (m + std * rng.standard_normal(m.shape)).astype(m.dtype)
-        return _sampled(NormalBackward1, (mean,), values)
+        z = _sampling.normal(gen, m.size, m.dtype, 0.0, float(std)).reshape(m.shape)
+        return _sampled(NormalBackward1, (mean,), z + m)
     if std_t and _is_number(mean):
         s = _normal_float_data(std)
         if (s < 0).any():
             raise RuntimeError("normal expects all elements of std >= 0.0")
-        values = (mean + s * rng.standard_normal(s.shape)).astype(s.dtype)
+        z = _sampling.normal(gen, s.size, s.dtype, 0.0, 1.0).reshape(s.shape)
+        values = _inplace_binary(_inplace_binary(z, s, np.multiply), np.asarray(mean, s.dtype),
+                                 np.add)
         return _sampled(NormalBackward2, (std,), values)
     raise _normal_type_error((mean, std))
+
+
+def _inplace_binary(out: np.ndarray, other: np.ndarray, ufunc: Any) -> np.ndarray:
+    """``out.op_(other)`` as torch computes it: in the promoted dtype, cast back to ``out``'s."""
+    common = np.promote_types(out.dtype, other.dtype)
+    return ufunc(out.astype(common), other.astype(common)).astype(out.dtype)
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:  # noqa: A002
@@ -778,15 +830,13 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:  # noq
     tensor([0., 0., 0.])
     """
     data = input._data
-    if data.dtype.kind != "f":
+    if not _is_float(data.dtype):
         _not_implemented_for("poisson_cpu", data)
     if not (data >= 0).all():  # NaN fails too
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    # NumPy refuses rates past ~9e18; torch's sampler overflows to int64's minimum there.
-    huge = data > 1e18
-    counts = _rng(generator).poisson(np.where(huge, 0, data).astype(np.float64))
-    counts = np.where(huge, float(np.iinfo(np.int64).min), counts)
-    return _sampled(PoissonBackward0, (input,), counts.astype(data.dtype))
+    rates = np.ascontiguousarray(data).reshape(-1).astype(np.float64)
+    counts = _sampling.poisson(get_generator(generator), rates).reshape(data.shape)
+    return _sampled(PoissonBackward0, (input,), _sampling.to_dtype(counts, data.dtype))
 
 
 def _check_random_range(low: int, high: int) -> None:
@@ -805,12 +855,15 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,  # noq
     >>> npgrad.randint_like(npgrad.zeros(2), 1)
     tensor([0., 0.])
     """
+    check_device(device)
     if high is None:
         low, high = 0, low
-    _check_random_range(int(low), int(high))
+    low, high = int(low), int(high)
+    _check_random_range(low, high)
     np_dt = _np_dtype(_like_dtype(input, dtype))
-    data = _rng(generator).integers(low, high, size=input._data.shape).astype(np_dt)
-    return _leaf(data, requires_grad)
+    shape = input._data.shape
+    data = _sampling.random_from_to(get_generator(generator), math.prod(shape), np_dt, low, high)
+    return _leaf(data.reshape(shape), requires_grad)
 
 
 def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
@@ -822,6 +875,7 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = No
     >>> npgrad.empty_strided((2, 3), (1, 2)).stride()
     (1, 2)
     """
+    check_device(device)
     shape, strides = tuple(parse_shape((size,))), tuple(int(s) for s in stride)
     if len(shape) != len(strides):
         raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
@@ -837,9 +891,17 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = No
 
 # -- in-place samplers (Tensor.exponential_ ...) -------------------------------------------
 
+def _fill(self: Tensor, flat: np.ndarray) -> np.ndarray:
+    """Flat samples laid onto ``self`` in the order torch's iterator fills it (double samples
+    cast to ``self``'s dtype as torch casts them)."""
+    if flat.dtype == np.float64 and self._data.dtype != np.float64:
+        flat = _sampling.to_dtype(flat, self._data.dtype)
+    return _sampling.from_fill_order(flat, self._data)
+
+
 def _check_continuous(self: Tensor, distribution: str, use_cpp_name: bool = False) -> None:
-    if self._data.dtype.kind != "f":
-        dt = _dtype.from_np(self._data.dtype)
+    dt = _dtype.from_np(self._data.dtype)
+    if not dt.is_floating_point:
         name = dt.cpp_name if use_cpp_name else dt.scalar_name
         raise RuntimeError(f"{distribution} distribution is a continuous probability "
                            f"distribution. dtype must be a floating point but you specified {name}")
@@ -857,7 +919,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
         raise RuntimeError("exponential_ expects lambda > 0.0, but found "
                            f"lambda={_cpp_float(lambd)}")
     _check_continuous(self, "Exponential")
-    values = _rng(generator).exponential(1.0, self._data.shape) / lambd
+    values = _fill(self, _sampling.exponential(get_generator(generator), self._data.size, lambd))
     return _sample_inplace(self, values, ExponentialBackward0)
 
 
@@ -870,8 +932,8 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     """
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_cpp_float(p)}")
-    return _sample_inplace(self, _rng(generator).geometric(p, self._data.shape),
-                           GeometricBackward0)
+    values = _fill(self, _sampling.geometric(get_generator(generator), self._data.size, p))
+    return _sample_inplace(self, values, GeometricBackward0)
 
 
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
@@ -884,9 +946,10 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
     """
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_cpp_float(std)}")
-    if self._data.dtype.kind != "f":
+    if not _is_float(self._data.dtype):
         _not_implemented_for("log_normal_cpu", self._data)
-    values = _rng(generator).lognormal(mean, std, self._data.shape)
+    values = _fill(self, _sampling.log_normal(get_generator(generator), self._data.size,
+                                              float(mean), float(std)))
     return _sample_inplace(self, values, LogNormalBackward0)
 
 
@@ -901,12 +964,14 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_cpp_float(sigma)}")
     _check_continuous(self, "Cauchy", use_cpp_name=True)
-    values = median + sigma * _rng(generator).standard_cauchy(self._data.shape)
+    values = _fill(self, _sampling.cauchy(get_generator(generator), self._data.size,
+                                          float(median), float(sigma)))
     return _sample_inplace(self, values, CauchyBackward0)
 
 
 # The largest integer random_() draws by default: every integer up to it is exact in the dtype.
-_RANDOM_DEFAULT_MAX = {"float16": 2 ** 11, "float32": 2 ** 24, "float64": 2 ** 53, "bool": 1}
+_RANDOM_DEFAULT_MAX = {"float16": 2 ** 11, "bfloat16": 2 ** 8, "float32": 2 ** 24,
+                       "float64": 2 ** 53, "bool": 1}
 
 
 def random_(self: Tensor, *args: int, to: int | None = None,
@@ -919,7 +984,16 @@ def random_(self: Tensor, *args: int, to: int | None = None,
     tensor([1, 1, 1])
     """
     data = self._data
-    if len(args) == 2:
+    if len(args) == 2 and args[1] is None:  # random_(from, None): up to the dtype's top
+        top = _RANDOM_DEFAULT_MAX.get(data.dtype.name)
+        if top is None:
+            top = int(np.iinfo(data.dtype).max)
+        (low, high), cls = (args[0], top + 1), RandomBackward0
+        if int(low) == -2 ** 63 and data.dtype.name in ("int64", "float32", "float64"):
+            values = _sampling.random_int64_full_range(get_generator(generator), data.size,
+                                                       data.dtype)
+            return _sample_inplace(self, _fill(self, values), cls)
+    elif len(args) == 2:
         (low, high), cls = args, RandomBackward0
     elif len(args) == 1:
         (low, high), cls = (0, args[0]), RandomBackward1
@@ -935,5 +1009,9 @@ def random_(self: Tensor, *args: int, to: int | None = None,
     _check_random_range(low, high)
     if data.dtype.kind == "u" and low < 0:
         raise RuntimeError(f"from is out of bounds for {_dtype.from_np(data.dtype).cpp_name}")
-    values = _rng(generator).integers(low, high, size=data.shape, dtype=np.int64)
-    return _sample_inplace(self, values, cls)
+    gen = get_generator(generator)
+    if cls is RandomBackward2:  # no bounds: torch's own transform per dtype
+        values = _sampling.random_full(gen, data.size, data.dtype)
+    else:
+        values = _sampling.random_from_to(gen, data.size, data.dtype, low, high)
+    return _sample_inplace(self, _fill(self, values), cls)

@@ -1,22 +1,23 @@
 """Helpers shared by the distributions: broadcasting parameters, probs <-> logits, draws.
 
 Note [Sampling through npgrad's generator]
-Draws come from npgrad's global generator (``npgrad.manual_seed`` makes them
-repeatable), as NumPy arrays wrapped into tensors; npgrad's streams differ from
-torch's, so only the distribution of the samples matches torch, not the values.
+Draws come from the default generator through the samplers torch's distributions call
+(``empty(shape).normal_()``, ``rand``, ``uniform_``, ``exponential_``, ``multinomial``),
+so after ``manual_seed`` a distribution draws torch's values bit for bit.
 Reparameterised samples (``rsample``) build the draw from parameter-free noise
 with npgrad ops, so gradients flow to the parameters.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from functools import update_wrapper
 from typing import Any, Callable
 
 import numpy as np
 
-from .. import _creation
-from .._creation import tensor
+from .. import _random, _sampling
+from .._creation import multinomial, tensor
 from .._tensor import Tensor
 from .._size import Size
 
@@ -119,37 +120,41 @@ def sum_rightmost(value: Tensor, dim: int) -> Tensor:
     return value.reshape(*value.shape[:value.dim() - dim], -1).sum(-1)
 
 
-def _rng() -> np.random.Generator:
-    return _creation.default_generator._rng
+def _noise(values: np.ndarray, shape: Size) -> Tensor:
+    return tensor(values.reshape(tuple(shape)))
 
 
 def standard_normal(shape: Size, like: Tensor) -> Tensor:
-    """N(0, 1) noise of ``shape`` in ``like``'s dtype (no gradient)."""
-    data = _rng().standard_normal(tuple(shape))
-    return tensor(data, dtype=like.dtype)
+    """N(0, 1) noise of ``shape`` in ``like``'s dtype (no gradient): torch's
+    ``empty(shape).normal_()``."""
+    dt = like._data.dtype
+    n = math.prod(tuple(shape))
+    return _noise(_sampling.normal(_random.default_generator, n, dt, 0.0, 1.0), shape)
 
 
 def uniform(shape: Size, like: Tensor, low: float = 0.0, high: float = 1.0) -> Tensor:
-    """U[low, high) noise of ``shape`` in ``like``'s dtype (no gradient)."""
-    data = _rng().uniform(low, high, tuple(shape))
-    return tensor(data, dtype=like.dtype)
+    """U[low, high) noise of ``shape`` in ``like``'s dtype (no gradient): torch's ``rand`` /
+    ``uniform_(low, high)``."""
+    dt = like._data.dtype
+    n = math.prod(tuple(shape))
+    return _noise(_sampling.uniform(_random.default_generator, n, dt, low, high), shape)
 
 
 def standard_exponential(shape: Size, like: Tensor) -> Tensor:
-    """Exp(1) noise of ``shape`` in ``like``'s dtype (no gradient)."""
-    data = _rng().standard_exponential(tuple(shape))
-    return tensor(data, dtype=like.dtype)
+    """Exp(1) noise of ``shape`` in ``like``'s dtype (no gradient): torch's
+    ``exponential_()``."""
+    dt = like._data.dtype
+    n = math.prod(tuple(shape))
+    drawn = _sampling.exponential(_random.default_generator, n, 1.0)
+    return _noise(_sampling.to_dtype(drawn, dt), shape)
 
 
 def categorical_indices(probs: Tensor, sample_shape: Size) -> Tensor:
-    """int64 draws of category indices, ``sample_shape + probs.shape[:-1]``.
-
-    Inverse-CDF sampling: the index is the number of cumulative probabilities
-    that lie below a uniform draw (probabilities need not be normalised).
-    """
-    p = probs.detach().numpy().astype(np.float64)
-    cdf = np.cumsum(p, axis=-1)
-    cdf = cdf / cdf[..., -1:]
-    u = _rng().random(tuple(sample_shape) + p.shape[:-1])
-    index = (u[..., None] >= np.broadcast_to(cdf, u.shape + p.shape[-1:])).sum(-1)
-    return tensor(np.minimum(index, p.shape[-1] - 1).astype(np.int64))
+    """int64 draws of category indices, ``sample_shape + probs.shape[:-1]``: torch's
+    ``multinomial(probs.reshape(-1, K), sample_shape.numel(), True).T``."""
+    k = probs.shape[-1]
+    n = math.prod(tuple(sample_shape))
+    rows = probs.detach().reshape(-1, k)
+    drawn = multinomial(rows, n, True)._data.T
+    shape = tuple(sample_shape) + tuple(probs.shape[:-1])
+    return tensor(np.ascontiguousarray(drawn).reshape(shape))

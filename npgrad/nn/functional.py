@@ -9,6 +9,7 @@ names and signatures (and composes the few that need no node of their own).
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -128,10 +129,20 @@ def _check_dropout_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _dropout_noise(shape: tuple, p: float, dtype: np.dtype) -> np.ndarray:
+    """torch's dropout noise: ``empty(shape, dtype).bernoulli_(1 - p)`` from the default
+    generator (one double uniform per element, kept where it is below ``1 - p``)."""
+    from .. import _sampling
+    from .._random import default_generator
+
+    keep = _sampling.bernoulli_scalar(default_generator, math.prod(shape), 1.0 - p)
+    return keep.reshape(shape).astype(dtype)
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
-    """Zero each element with probability ``p`` (npgrad's default generator), scale by 1/(1-p)."""
-    from .._creation import _rng
+    """Zero each element with probability ``p``, scale the rest by 1/(1-p); the mask is
+    torch's (``bernoulli_(1 - p)`` on the default generator, see ``_dropout_noise``)."""
     from .._ops.inplace import mul_
     from .._ops.pointwise import mul
 
@@ -139,11 +150,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     if not training or p == 0.0 or input._data.size == 0:
         return input
     x = input._data
-    keep = _rng(None).random(x.shape) >= p
     if p == 1.0:
-        mask = np.zeros(x.shape, dtype=x.dtype)
+        mask = np.zeros((), dtype=x.dtype)
     else:
-        mask = (keep / (1.0 - p)).astype(x.dtype)
+        noise = _dropout_noise(x.shape, p, x.dtype)
+        mask = noise / np.asarray(1.0 - p, dtype=x.dtype)
     mask_t = wrap(mask, 0)
     return mul_(input, mask_t) if inplace else mul(input, mask_t)
 
@@ -656,7 +667,6 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
                      batched: bool = True) -> Tensor:
     """Zero whole channels (dims 0 and 1 pick a channel; dim 0 unless ``batched``) with
     probability ``p``, scale the rest."""
-    from .._creation import _rng
     from .._ops.inplace import mul_
     from .._ops.pointwise import mul
 
@@ -666,9 +676,9 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
     lead = 2 if batched else 1
     shape = x.shape[:lead] + (1,) * (x.ndim - lead)
     if p == 1.0:
-        mask = np.zeros(shape, dtype=x.dtype)
+        mask = np.zeros((), dtype=x.dtype)
     else:
-        mask = ((_rng(None).random(shape) >= p) / (1.0 - p)).astype(x.dtype)
+        mask = _dropout_noise(shape, p, x.dtype) / np.asarray(1.0 - p, dtype=x.dtype)
     mask_t = wrap(mask, 0)
     return mul_(input, mask_t) if inplace else mul(input, mask_t)
 
@@ -718,10 +728,10 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     return _feature_dropout(input, p, training, inplace)
 
 
-def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
-                  inplace: bool = False) -> Tensor:
-    """Dropout that keeps SELU's zero mean and unit variance (dropped values go to -alpha')."""
-    from .._creation import _rng
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool,
+                   feature: bool) -> Tensor:
+    """torch's alpha dropout: a kept mask scaled by ``a`` plus an offset ``b`` that sends
+    dropped values to SELU's saturation; per element, or per channel when ``feature``."""
     from .._ops.inplace import add_, mul_
     from .._ops.pointwise import mul
 
@@ -732,13 +742,52 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     if p == 1.0:
         zero = wrap(np.zeros((), dtype=x.dtype), 0)
         return mul_(input, zero) if inplace else mul(input, zero)
+    if feature and x.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = x.shape[:2] + (1,) * (x.ndim - 2) if feature else x.shape
     alpha = 1.7580993408473766
-    a = 1.0 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = (_rng(None).random(x.shape) >= p).astype(np.float64)
-    b = wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(x.dtype), 0)
-    noise = wrap((keep * a).astype(x.dtype), 0)
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = _dropout_noise(shape, p, x.dtype)
+    dt = x.dtype.type  # torch's arithmetic: in the input's dtype, each scalar cast to it
+    b = wrap((keep - dt(1)) * dt(alpha * a) + dt(alpha * a * p), 0)
+    noise = wrap(keep * dt(a), 0)
     out = mul_(input, noise) if inplace else mul(input, noise)
     return add_(out, b)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's zero mean and unit variance (dropped values go to -alpha')."""
+    return _alpha_dropout(input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels (dims 0 and 1 pick a channel)."""
+    return _alpha_dropout(input, p, training, inplace, feature=True)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Channel-wise dropout of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
+    import warnings
+
+    from .._ops.shape import squeeze, unsqueeze
+
+    _check_dropout_p(p)
+    nd = input._data.ndim
+    if nd not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {nd}-D input to dropout3d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    if nd != 5:
+        if inplace:
+            return _feature_dropout(input, p, training, True, batched=False)
+        return squeeze(_feature_dropout(unsqueeze(input, 0), p, training, False), 0)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,

@@ -1,4 +1,4 @@
-"""npgrad.nn.init: in-place parameter initialisers with torch's formulas (values from NumPy's RNG).
+"""npgrad.nn.init: in-place parameter initialisers with torch's formulas and random streams.
 
 Every initialiser writes under ``no_grad``, so it works on leaves that require grad
 and records nothing.
@@ -73,22 +73,67 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
         return tensor.normal_(mean, std, generator=generator)
 
 
+def _norm_cdf(x: float) -> float:
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
+# Note [trunc_normal_ by rejection]
+# torch 2.13 truncates by rejection, drawing from its generator in this order: when the
+# interval holds more than 30% of the mass, ``normal_`` into the tensor, then a whole fresh
+# ``normal_`` tensor per round for the values still outside ``[a, b]``; otherwise uniform
+# candidates in ``[a, b]``, each accepted when ``log(u) <= log_pdf - log_peak`` for a second
+# uniform ``u``, with whole fresh tensors of both per round.  Following the same steps draws
+# the same words, so the values are torch's.
+
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator: Any = None) -> Tensor:
-    """Normal values redrawn until they fall in ``[a, b]``."""
+    """Normal values truncated to ``[a, b]``, drawn as torch draws them (see Note
+    [trunc_normal_ by rejection])."""
     import numpy as np
 
-    from .._creation import _rng
+    from .. import _sampling
+    from .._random import get_generator
     from .._tensor import bump_version
 
-    rng = _rng(generator)
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    gen = get_generator(generator)
+    data = tensor._data
+    dt = data.dtype
+    n = data.size
     with no_grad():
-        out = rng.normal(mean, std, tensor.shape)
-        bad = (out < a) | (out > b)
-        while bad.any():
-            out[bad] = rng.normal(mean, std, int(bad.sum()))
-            bad = (out < a) | (out > b)
-        np.copyto(tensor._data, out, casting="unsafe")
+        p = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+        if p > 0.3:
+            lo, hi = float(dt.type(a)), float(dt.type(b))
+            tensor.normal_(mean, std, generator=generator)
+            result = _sampling.to_fill_order(data, data)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                fresh = _sampling.normal(gen, n, dt, float(mean), float(std))
+                result = np.where(outside, fresh, result)
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
+            cast = dt.type
+
+            def log_pdf(c: Any) -> Any:  # torch's in-place chain, each scalar in the dtype
+                z = (c - cast(mean)) / cast(std)
+                return (z * z) * cast(-0.5) - cast(log_peak)
+
+            def rejected(c: Any) -> Any:
+                with np.errstate(divide="ignore"):
+                    return np.log(_sampling.uniform(gen, n, dt, 0.0, 1.0)) > log_pdf(c)
+
+            result = _sampling.uniform(gen, n, dt, float(a), float(b))
+            pending = rejected(result)
+            while pending.any():
+                candidates = _sampling.uniform(gen, n, dt, float(a), float(b))
+                result = np.where(pending, candidates, result)
+                pending = np.where(pending, rejected(candidates), pending)
+        np.copyto(data, _sampling.from_fill_order(result.astype(dt), data))
         bump_version(tensor)
     return tensor
 
@@ -124,7 +169,8 @@ def eye_(tensor: Tensor) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Uniform in ``±gain * sqrt(6 / (fan_in + fan_out))`` (Glorot)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std  # torch's order of operations, so the float bound is its own
     return uniform_(tensor, -bound, bound, generator)
 
 

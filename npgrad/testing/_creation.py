@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._creation import _leaf, _rng
+from .. import _sampling
+from .._creation import _leaf
+from .._random import default_generator
 from .._tensor import Tensor
 
 
@@ -61,21 +63,27 @@ def make_tensor(*shape: Any, dtype: _dtype.dtype, device: Any, low: float | None
         raise ValueError("`requires_grad=True` is not supported for boolean and integral dtypes, "
                          f"but got {dtype=}")
     noncontiguous = noncontiguous and math.prod(shape) > 1
-    if noncontiguous:  # twice as wide, then every other column: a strided view
+    if noncontiguous:  # twice as wide, then every other column from the second: a strided view
         shape = (*shape[:-1], 2 * shape[-1])
-    rng = _rng(None)
+    # torch's draws: randint for bools and integers, uniform_ for floats (halved, then
+    # doubled, when the range exceeds the dtype's largest value)
+    n = math.prod(shape)
     if kind == "b":
         lo, hi = _bounds(low, high, dtype, 0, 2, 0, 2)
-        data = rng.integers(lo, hi, size=shape).astype(np_dt)
+        flat = _sampling.random_from_to(default_generator, n, np_dt, int(lo), int(hi))
     elif kind in "iu":
         info = np.iinfo(np_dt)
         top = int(info.max) + (1 if np_dt != np.int64 else 0)
         lo, hi = _bounds(low, high, dtype, int(info.min), top, -9, 10)
-        data = rng.integers(lo, hi, size=shape).astype(np_dt)
+        flat = _sampling.random_from_to(default_generator, n, np_dt, int(lo), int(hi))
     else:
         info = np.finfo(np_dt)
         lo, hi = _bounds(low, high, dtype, float(info.min), float(info.max), -9, 9)
-        data = rng.uniform(lo, hi, size=shape).astype(np_dt)
+        if hi - lo >= float(info.max):
+            flat = _sampling.uniform(default_generator, n, np_dt, lo / 2, hi / 2) * np_dt.type(2)
+        else:
+            flat = _sampling.uniform(default_generator, n, np_dt, lo, hi)
+    data = flat.reshape(shape)
     if noncontiguous:
         data = data[..., 1::2]
     if exclude_zero:

@@ -250,12 +250,14 @@ class DataLoader:
         return len(self._index_sampler)
 
     def __iter__(self) -> Iterator[Any]:
-        from ..._creation import _rng
+        from ... import _sampling
+        from ..._random import get_generator
 
         indices = iter(self._index_sampler)
-        # torch draws a base seed (for workers) from the loader's generator on each pass;
-        # drawing it here keeps the generator's later draws where torch has them.
-        _rng(self.generator).integers(0, 2 ** 63 - 1)
+        # torch draws a base seed (for workers) from the loader's generator on each pass, as
+        # ``empty((), dtype=int64).random_(generator=...)``; drawing it here keeps the
+        # generator's later draws where torch has them.
+        _sampling.random_full(get_generator(self.generator), 1, np.dtype(np.int64))
         if self._iterable:
             return self._iter_stream(indices)
         return self._iter_map(indices)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
+import numpy as np
+
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
            "SubsetRandomSampler"]
 
@@ -32,11 +34,13 @@ class SequentialSampler(Sampler):
 
 def _fresh_generator(generator: Any) -> Any:
     """The given generator, or a new one seeded from the default generator (as torch does)."""
-    from ..._creation import Generator, _rng
+    from ... import _sampling
+    from ..._random import Generator, default_generator
 
     if generator is not None:
         return generator
-    seed = int(_rng(None).integers(0, 2 ** 63 - 1))
+    # torch: int(torch.empty((), dtype=torch.int64).random_().item()) -- one random64 % 2**63
+    seed = int(_sampling.random_full(default_generator, 1, np.dtype(np.int64))[0])
     return Generator().manual_seed(seed)
 
 
