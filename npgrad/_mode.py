@@ -28,6 +28,25 @@ class _ThreadMode(threading.local):
 _tls = _ThreadMode()
 
 
+class _ThreadViewReplay(threading.local):
+    # torch's ``_is_view_replay_enabled``: whether an in-place write through a view
+    # regenerates the view by replaying its view ops.  npgrad always replays them
+    # (``_ops/views.py``); the flag is kept, thread-local as torch's, for code that
+    # sets and reads it (``autograd._force_original_view_tracking``).
+    enabled: bool = False
+
+
+_view_replay = _ThreadViewReplay()
+
+
+def _is_view_replay_enabled() -> bool:
+    return _view_replay.enabled
+
+
+def _set_view_replay_enabled(enabled: bool) -> None:
+    _view_replay.enabled = bool(enabled)
+
+
 def is_grad_enabled() -> bool:
     """Return True if grad mode is on in this thread.
 

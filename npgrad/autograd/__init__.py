@@ -7,8 +7,9 @@ from typing import Any
 from . import anomaly_mode, grad_mode, graph  # noqa: F401
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
                            is_anomaly_enabled, set_detect_anomaly)
-from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
-from .graph import Node  # noqa: F401
+from .grad_mode import (_force_original_view_tracking, enable_grad, inference_mode,  # noqa: F401
+                        no_grad, set_grad_enabled)
+from .graph import GradientEdge, Node  # noqa: F401
 from .._mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 
 
@@ -24,7 +25,7 @@ CREATE_GRAPH_CYCLE_WARNING = (
 def _as_tuple(x: Any) -> tuple:
     from .._tensor import Tensor
 
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
 
@@ -107,33 +108,27 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     if inputs is None:
         run_backward(roots, root_grads, retain_graph, create_graph)
         return
-    # backward(inputs=...): accumulate only into the given tensors.  The engine runs
-    # the AccumulateGrad of leaf inputs itself (their hooks fire inside the backward
-    # run, as torch's); gradients of non-leaf inputs are captured and added below.
-    captured = run_backward(roots, root_grads, retain_graph, create_graph, capture=capture,
-                            accumulate=True)
-    from .._mode import _tls, GRAD, INFERENCE
-    from .._tensor import accumulate_into_grad
-
-    previous = _tls.mode
-    _tls.mode = (previous & INFERENCE) | (GRAD if create_graph else 0)
-    try:
-        for t, g in zip(inputs, captured):
-            if g is not None and t._grad_fn is not None:
-                accumulate_into_grad(t, g)
-    finally:
-        _tls.mode = previous
+    # backward(inputs=...): run only what leads to the given tensors.  As torch's, a
+    # non-leaf input retains its grad (for good), and the engine runs its grad_fn with
+    # that node's hooks; a leaf input's AccumulateGrad runs as in any backward.
+    for t in inputs:
+        if not isinstance(t, GradientEdge) and t._grad_fn is not None:
+            t.retain_grad()
+    run_backward(roots, root_grads, retain_graph, create_graph, capture=capture,
+                 accumulate=True)
 
 
 def _is_single(x: Any) -> bool:
     from .._tensor import Tensor
 
-    return isinstance(x, Tensor) or isinstance(x, (int, float))
+    return isinstance(x, Tensor)  # a bare number is not one: torch iterates it and fails
 
 
 def _input_edge(t: Any, index: int) -> tuple:
     from .._tensor import edge_of
 
+    if isinstance(t, GradientEdge):
+        return (t.node, t.output_nr)
     if not t._requires_grad:
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     return edge_of(t)

@@ -121,3 +121,11 @@ class dual_level(_DecoratorContextManager):
 
     def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         exit_dual_level()
+
+
+def __getattr__(name: str) -> Any:
+    # torch keeps the open level in the module global ``_current_level`` (-1: none);
+    # here it lives in ``FW.level``, read when asked for.
+    if name == "_current_level":
+        return FW.level
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -110,6 +110,7 @@ class BackwardCFunction(Node, FunctionCtx):
     """Base of the generated ``<ClassName>Backward`` nodes; also the ctx object."""
 
     _forward_cls: type = None  # type: ignore[assignment]
+    _called_without_grad = True  # with zeros, as torch (Note [Nodes reached without a gradient])
 
     def __repr__(self) -> str:
         cls = type(self)

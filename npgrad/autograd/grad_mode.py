@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from npgrad._mode import GRAD, INFERENCE, _get_mode, _set_grad_enabled, _set_mode, is_grad_enabled
+from npgrad._mode import (GRAD, INFERENCE, _get_mode, _is_view_replay_enabled,
+                          _set_grad_enabled, _set_mode, _set_view_replay_enabled, is_grad_enabled)
 from npgrad.utils._contextlib import F, _DecoratorContextManager, _NoParamDecoratorContextManager
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode"]
@@ -220,4 +221,37 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self) -> inference_mode:
         """Return a new, not yet entered ``inference_mode(self.mode)``."""
+        return self.__class__(self.mode)
+
+
+class _force_original_view_tracking(_DecoratorContextManager):
+    """Set whether autograd always replays views (torch's view-replay flag), thread-local.
+
+    Like ``set_grad_enabled``, it applies ``mode`` when constructed (so a plain call
+    changes the flag) and restores the value seen then on exit.
+
+    >>> import npgrad
+    >>> with npgrad.autograd._force_original_view_tracking(True):
+    ...     npgrad._mode._is_view_replay_enabled()
+    True
+    >>> npgrad._mode._is_view_replay_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _is_view_replay_enabled()
+        self.mode = mode
+        _set_view_replay_enabled(mode)
+
+    def __call__(self, orig_func: F) -> F:
+        _set_view_replay_enabled(self.prev)
+        return super().__call__(orig_func)
+
+    def __enter__(self) -> None:
+        _set_view_replay_enabled(self.mode)
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        _set_view_replay_enabled(self.prev)
+
+    def clone(self) -> _force_original_view_tracking:
         return self.__class__(self.mode)

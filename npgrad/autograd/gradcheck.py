@@ -81,6 +81,15 @@ def _show(array: np.ndarray) -> Any:
     return from_numpy(np.ascontiguousarray(array))
 
 
+def _add_note(error: BaseException, note: str) -> None:
+    """``error.add_note(note)``; Python 3.10 has no add_note, so the note is kept where 3.11's
+    traceback would read it (``__notes__``)."""
+    notes = getattr(error, "__notes__", None)
+    if notes is None:
+        notes = error.__notes__ = []  # type: ignore[attr-defined]  # (3.10 has no __notes__)
+    notes.append(note)
+
+
 def _allclose(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
     """torch.allclose after promotion: ``|a - b| <= atol + rtol * |b|``, NaN never close."""
     dt = np.result_type(a.dtype, b.dtype)
@@ -239,8 +248,8 @@ def _analytical_jacobians(inputs: tuple, output: Any, nondet_tol: float,
             "Backward is not reentrant, i.e., running backward with same input and grad_output "
             "multiple times gives different values, although analytical gradient matches "
             f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
-        error.add_note("npgrad: if the op is meant to be nondeterministic, pass a larger "
-                       "nondet_tol to gradcheck/gradgradcheck.")
+        _add_note(error, "npgrad: if the op is meant to be nondeterministic, pass a larger "
+                         "nondet_tol to gradcheck/gradgradcheck.")
         raise error
     return first
 
@@ -373,10 +382,10 @@ def _test_batched_grad(inputs: tuple, output: Any, output_idx: int) -> None:
             f"For output {output_idx} and input {input_idx}:\n\n"
             "gradcheck or gradgradcheck failed while testing batched gradient computation.\n\n"
             f"Got:\n{_show(res)}\n\nExpected:\n{_show(exp)}")
-        error.add_note("npgrad has no vmap: each product of the batch was recomputed as the "
-                       "product of a sum of grad_outputs minus the other product, so the "
-                       "backward is not linear in grad_output. Pass check_batched_grad=False "
-                       "to skip this check.")
+        _add_note(error, "npgrad has no vmap: each product of the batch was recomputed as "
+                         "the product of a sum of grad_outputs minus the other product, so the "
+                         "backward is not linear in grad_output. Pass check_batched_grad=False "
+                         "to skip this check.")
         raise error
 
 

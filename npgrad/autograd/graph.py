@@ -25,11 +25,13 @@ later unpack raises torch's "backward through the graph a second time" error.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
+import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, NamedTuple
 
 from . import anomaly_mode
 # npgrad._tensor imports this module while it is itself being imported; the
@@ -56,6 +58,32 @@ SECOND_BACKWARD_MSG = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
+
+
+# Note [Thread safety of accumulation]
+# torch promises that backward runs in several threads into shared leaves add up
+# exactly.  Every write of a ``.grad`` by the engine (AccumulateGrad, retain_grad)
+# holds ``GRAD_LOCK`` for the read-modify-write only: one global lock, taken once
+# per leaf per backward, costs tens of nanoseconds uncontended, and a global one
+# (not one per AccumulateGrad) also covers two threads that each made their own
+# AccumulateGrad for one leaf.  Hooks run outside it: a hook may itself call
+# backward, possibly on another thread (Note [Reentrant backward] in engine.py).
+GRAD_LOCK = threading.Lock()
+
+
+def fit_to_meta(grad: Any, meta: tuple) -> Any:
+    """Reduce a broadcast gradient to its tensor's shape and cast it to its dtype."""
+    shape, dtype = meta
+    if grad._data.shape != shape:
+        from .._ops.broadcast import sum_to_size  # the op layer sits above the graph layer
+
+        grad = sum_to_size(grad, shape)
+    if grad._data.dtype != dtype:
+        from .._ops.shape import to
+        from .. import _dtype
+
+        grad = to(grad, _dtype.from_np(dtype))
+    return grad
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -120,6 +148,83 @@ class NodeHooks:
         self.retains_grad: dict[int, Any] = {}
 
 
+# Note [Saved values as node attributes]
+# torch exposes what a node saved as ``grad_fn._saved_<name>`` (the unpacked value)
+# and, for tensors, ``grad_fn._raw_saved_<name>`` (a handle taking pack/unpack
+# hooks).  Rather than one hand-written property per op, every node class gets
+# them when it is defined: one per slot and per name in ``_saved_fields``,
+# named as torch names the argument (``self_`` is ``self``; the few ops whose
+# slot names differ from torch's are in ``_TORCH_SAVED_NAMES``).  Properties
+# are class attributes, so nothing is added to recording or to backward.
+_TORCH_SAVED_NAMES: dict[str, dict[str, str]] = {
+    "MmBackward0": {"mat2": "other"},
+    "BmmBackward0": {"mat2": "other"},
+    "PowBackward1": {"exponent": "other"},
+}
+_NODE_BASE_SLOTS = frozenset(("next_functions", "_out_meta", "_seq", "_hooks", "_anomaly_trace",
+                              "_released", "_view_version", "__weakref__"))
+
+
+def _add_saved_attributes(cls: type) -> None:
+    fields: list = []
+    tensor_fields: set = set()
+    for klass in reversed(cls.__mro__):
+        slots = klass.__dict__.get("__slots__", ())
+        for f in ((slots,) if isinstance(slots, str) else slots):
+            if f not in _NODE_BASE_SLOTS and not f.startswith("__") and f not in fields:
+                fields.append(f)
+        for f in klass.__dict__.get("_saved_fields", ()):
+            tensor_fields.add(f)
+            if f not in fields:
+                fields.append(f)
+    names = {f.rstrip("_"): f for f in fields if f.rstrip("_")}
+    names.update({n[:-5] + "sym_sizes": f for n, f in names.items() if n.endswith("_sizes")})
+    names.update(_TORCH_SAVED_NAMES.get(cls.__name__, {}))
+    # Pointwise nodes declare which of ``self_`` / ``result`` they save; the other one
+    # is not an attribute of theirs (as in torch).
+    absent = [name for flag, name in (("saves_self", "self"), ("saves_result", "result"))
+              if getattr(cls, flag, None) is False]
+    for name in absent:
+        names.pop(name, None)
+        for prefix in ("_saved_", "_raw_saved_"):
+            if hasattr(cls, prefix + name):
+                setattr(cls, prefix + name, _absent_property(prefix + name))
+    for torch_name, field in names.items():
+        is_tensor = field in tensor_fields
+        if f"_saved_{torch_name}" not in cls.__dict__:
+            setattr(cls, f"_saved_{torch_name}", _saved_property(field, is_tensor))
+        if is_tensor and f"_raw_saved_{torch_name}" not in cls.__dict__:
+            setattr(cls, f"_raw_saved_{torch_name}",
+                    property(lambda node, field=field: RawSavedTensor(node, field)))
+
+
+def _absent_property(name: str) -> property:
+    def get(node: Node) -> Any:
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+
+    return property(get)
+
+
+def _saved_property(field: str, is_tensor: bool) -> property:
+    def get(node: Node) -> Any:
+        try:
+            value = getattr(node, field)
+        except AttributeError:
+            if is_tensor:  # not saved (its input needs no gradient): torch's None
+                return None
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                                 f"'_saved_{field.rstrip('_')}'") from None
+        if isinstance(value, SavedTensor):
+            return value.unpack(node)
+        if value is RELEASED:
+            raise RuntimeError(SECOND_BACKWARD_MSG)
+        if is_tensor and isinstance(value, (bool, int, float)):
+            return _wrapped_number(value)
+        return value
+
+    return property(get)
+
+
 class Node:
     """A backward function of the graph (torch's ``torch.autograd.graph.Node``)."""
 
@@ -128,9 +233,35 @@ class Node:
 
     # Names of slots holding SavedTensor objects; released after backward.
     _saved_fields: tuple[str, ...] = ()
+    # Whether the engine calls ``backward`` when every incoming gradient is None
+    # (custom Functions, which torch calls with zeros); built-in nodes are not
+    # called then, their gradients being None too (Note [Nodes reached without a
+    # gradient] in engine.py).
+    _called_without_grad: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _add_saved_attributes(cls)
 
     def name(self) -> str:
         return type(self).__name__
+
+    def __call__(self, *grads: Any) -> Any:
+        """Run this node's backward on ``grads`` (one per forward output), as torch's nodes do.
+
+        Returns one gradient per input edge (a tuple, or the gradient itself for a
+        node of one input).  As torch's, no hooks run and nothing is fitted to the
+        inputs' shapes: summing a broadcast gradient back is the engine's job.
+
+        >>> import npgrad
+        >>> x = npgrad.tensor([1., 2.], requires_grad=True)
+        >>> (x * 3).grad_fn(npgrad.ones(2))
+        (tensor([3., 3.]), None)
+        """
+        outputs = self.backward(*grads)
+        outputs = tuple(None if child is None else g
+                        for (child, _), g in zip(self.next_functions, outputs))
+        return outputs[0] if len(outputs) == 1 else outputs
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
@@ -217,7 +348,18 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
     def backward(self, grad: Any) -> tuple:
-        _tensor_module.accumulate_into_grad(self.variable, grad)
+        variable = self.variable
+        if grad is not None:
+            with GRAD_LOCK:  # Note [Thread safety of accumulation]
+                _tensor_module.accumulate_into_grad(variable, grad)
+        extra = variable._extra
+        if extra is not None and extra.post_accumulate_hooks:
+            # torch runs them even when no gradient arrived (.grad then unchanged).
+            for hook in list(extra.post_accumulate_hooks.values()):
+                result = hook(variable)
+                if result is not None:
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(result).__name__}'")
         return ()
 
 
@@ -225,7 +367,7 @@ class SavedTensor:
     """A value saved for backward, with the version check of Note [Saved tensors]."""
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_requires_grad",
-                 "_packed", "_unpack_hook", "_released", "_fw_extra", "_output_nr")
+                 "_packed", "_unpack_hook", "_released", "_fw_extra", "_output_nr", "_edge")
 
     def __init__(self, tensor: Any, is_output: bool = False) -> None:
         # An input keeps its tensor, whose version is read again at unpack time (its
@@ -252,19 +394,22 @@ class SavedTensor:
             self._version = _tensor_module.input_version_for_save(tensor)
             self._tensor = tensor
             self._data = None
-        if _saved_tensor_hooks_stack and (is_output or self._version >= 0):
-            self._pack(tensor)
+        if _hooks_installed[0] and _hooks_tls.stack and (is_output or self._version >= 0):
+            self._pack(tensor, *_hooks_tls.stack[-1])
 
-    def _pack(self, tensor: Any) -> None:
-        from .grad_mode import no_grad
+    def _pack(self, tensor: Any, pack: Callable, unpack: Callable) -> None:
+        from .grad_mode import no_grad  # grad_mode imports the tensor layer
 
-        pack, unpack = _saved_tensor_hooks_stack[-1]
         version = tensor._version
         with no_grad():
             self._packed = pack(tensor)
         if tensor._version != version:
             raise RuntimeError(PACK_HOOK_INPLACE_MSG)
         self._unpack_hook = unpack
+        if not self._is_output:  # an output's flag and edge are known already
+            self._requires_grad = tensor._requires_grad
+            if tensor._requires_grad:  # Note [Unpacked tensors keep history]
+                self._edge = _tensor_module.edge_of(tensor)
         self._tensor = None
         self._data = None
 
@@ -282,15 +427,129 @@ class SavedTensor:
             if not isinstance(result, _tensor_module.Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(result).__name__}")
-            return result
+            return self._with_history(result, node) if self._requires_grad else result
         if self._is_output:
             return _tensor_module.rebuild_output(self, node)
         _tensor_module.check_saved_version(self, self._tensor, node)
         return self._tensor
 
 
-# Stack of (pack, unpack) pairs installed by autograd.graph.saved_tensors_hooks.
-_saved_tensor_hooks_stack: list = []
+    # Note [Unpacked tensors keep history]
+    # What an unpack hook returns is only data: as torch's, the tensor backward sees
+    # is a new one holding it, with the saved tensor's place in the graph (its
+    # grad_fn and output_nr, or for a leaf its AccumulateGrad), so gradients of
+    # gradients flow through values that went through saved-tensor hooks.
+    def _with_history(self, data: Any, node: Node) -> Any:
+        tensor_module = _tensor_module
+        fn, nr = (node, self._output_nr) if self._is_output else self._edge
+        if type(fn) is AccumulateGrad:
+            t = tensor_module._make(tensor_module.Tensor, data._data, None, True, data._vc)
+            t._extra = tensor_module.TensorExtra()
+            t._extra.accumulator = weakref.ref(fn)
+            return t
+        t = tensor_module.wrap_result(data._data, fn, nr)
+        t._vc = data._vc
+        return t
+
+
+class RawSavedTensor:
+    """A node's saved value as torch's ``grad_fn._raw_saved_<name>``: hooks can be set on it."""
+
+    __slots__ = ("_node", "_field")
+
+    def __init__(self, node: Node, field: str) -> None:
+        self._node = node
+        self._field = field
+
+    def _saved(self) -> SavedTensor | None:
+        value = getattr(self._node, self._field, None)
+        if value is None or isinstance(value, SavedTensor):
+            return value
+        if value is RELEASED:
+            raise RuntimeError(SECOND_BACKWARD_MSG)
+        # A number kept bare (Note [Saved tensors]) becomes the tensor torch saves.
+        saved = SavedTensor(_wrapped_number(value))
+        setattr(self._node, self._field, saved)
+        return saved
+
+    def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        """Pack this saved value now with ``pack_hook``; backward reads ``unpack_hook(packed)``."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments. The following "
+                            "argument types are supported:\n    1. (self: torch._C._autograd."
+                            "SavedTensor, arg0: collections.abc.Callable, arg1: collections.abc."
+                            "Callable) -> None")
+        saved = self._saved()
+        if saved is not None and saved._unpack_hook is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
+                               "already been set. Hint: only one pair of hooks is allowed at a "
+                               "time.")
+        if saved is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                               "forbidden")
+        if saved._released:
+            raise RuntimeError(SAVED_FREED_HOOKS_MSG)
+        saved._pack(saved.unpack(self._node), pack_hook, unpack_hook)
+
+    def unpack(self) -> Any:
+        saved = self._saved()
+        return None if saved is None else saved.unpack(self._node)
+
+
+SAVED_FREED_HOOKS_MSG = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
+    "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you need "
+    "to access saved values after calling backward."
+)
+
+
+def _wrapped_number(value: Any) -> Any:
+    """A Python number as torch wraps it into a 0-dim tensor (bool, int64 or float64)."""
+    import numpy as np  # the graph layer needs NumPy only here
+
+    dtype = np.bool_ if isinstance(value, bool) else np.int64 if isinstance(value, int) \
+        else np.float64
+    return _tensor_module._make(_tensor_module.Tensor, np.asarray(value, dtype=dtype), None,
+                                False, None)
+
+
+# The saved-tensor hooks of this thread (torch keeps them thread-local): the
+# (pack, unpack) pairs installed by saved_tensors_hooks, innermost last, and the
+# messages of disable_saved_tensors_hooks.  Tuples, replaced on every change, so
+# the class defaults are never shared mutable state.
+class _SavedHooksState(threading.local):
+    stack: tuple = ()
+    disabled: tuple = ()
+
+
+_hooks_tls = _SavedHooksState()
+# How many saved_tensors_hooks blocks are open in all threads: a tensor saved while
+# none is open (nearly always) pays one list read, not a thread-local lookup.
+_hooks_installed = [0]
+_hooks_count_lock = threading.Lock()
+
+
+def saved_hooks_state() -> tuple:
+    """This thread's saved-tensor hooks state, for a worker thread to adopt (engine.py)."""
+    return _hooks_tls.stack, _hooks_tls.disabled
+
+
+def set_saved_hooks_state(state: tuple) -> None:
+    stack, disabled = state
+    if stack:
+        with _hooks_count_lock:
+            _hooks_installed[0] += len(stack)
+    _hooks_tls.stack, _hooks_tls.disabled = stack, disabled
+
+
+def clear_saved_hooks_state() -> None:
+    """Undo ``set_saved_hooks_state`` when a worker thread is done."""
+    n = len(_hooks_tls.stack)
+    if n:
+        with _hooks_count_lock:
+            _hooks_installed[0] -= n
+    _hooks_tls.stack, _hooks_tls.disabled = (), ()
 
 
 # -- saved tensor hooks and multi-grad hooks ---------------------------------------------
@@ -302,8 +561,6 @@ _saved_tensor_hooks_stack: list = []
 # back into the tensor backward uses.  Ops that are not recorded save nothing,
 # so they call neither hook.  ``SavedTensor._pack`` applies the innermost pair.
 # ``disable_saved_tensors_hooks(msg)`` makes installing hooks an error (``msg``).
-
-_hooks_disabled_message: list = []  # innermost message last; empty when hooks are allowed
 
 
 class saved_tensors_hooks:
@@ -325,12 +582,17 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self) -> None:
-        if _hooks_disabled_message and _hooks_disabled_message[-1] is not None:
-            raise RuntimeError(_hooks_disabled_message[-1])
-        _saved_tensor_hooks_stack.append((self.pack_hook, self.unpack_hook))
+        disabled = _hooks_tls.disabled
+        if disabled and disabled[-1] is not None:
+            raise RuntimeError(disabled[-1])
+        _hooks_tls.stack = _hooks_tls.stack + ((self.pack_hook, self.unpack_hook),)
+        with _hooks_count_lock:
+            _hooks_installed[0] += 1
 
     def __exit__(self, *args: object) -> None:
-        _saved_tensor_hooks_stack.pop()
+        _hooks_tls.stack = _hooks_tls.stack[:-1]
+        with _hooks_count_lock:
+            _hooks_installed[0] -= 1
 
 
 class _DisableSavedTensorsHooks:
@@ -338,14 +600,12 @@ class _DisableSavedTensorsHooks:
         self.error_message = error_message
 
     def __enter__(self) -> None:
-        _hooks_disabled_message.append(self.error_message)
-        if _saved_tensor_hooks_stack:
-            # torch refuses to disable hooks while some are installed.
-            _hooks_disabled_message.pop()
+        if _hooks_tls.stack:  # torch refuses to disable hooks while some are installed.
             raise RuntimeError(self.error_message)
+        _hooks_tls.disabled = _hooks_tls.disabled + (self.error_message,)
 
     def __exit__(self, *args: object) -> None:
-        _hooks_disabled_message.pop()
+        _hooks_tls.disabled = _hooks_tls.disabled[:-1]
 
 
 def disable_saved_tensors_hooks(error_message: str) -> _DisableSavedTensorsHooks:
@@ -362,6 +622,79 @@ def disable_saved_tensors_hooks(error_message: str) -> _DisableSavedTensorsHooks
     not here
     """
     return _DisableSavedTensorsHooks(error_message)
+
+
+# Note [Mutation of saved tensors]
+# Inside ``allow_mutation_on_saved_tensors()`` an in-place write to a tensor saved
+# for backward is allowed, and backward sees the value it had when it was saved.
+# torch clones a saved tensor lazily, just before the write, from a dispatch mode
+# that sees every in-place op.  npgrad's in-place ops have no such interception
+# point (their only trace is the version counter), so the pack hook copies each
+# saved tensor eagerly, and unpack returns the original while its version is
+# unchanged (keeping its history, for double backward) and the copy once it was
+# written to.  Same values as torch; the memory of one copy per saved tensor,
+# only inside the block.
+_mutation_on_saved_allowed = [False]  # process-global, as torch's flag
+_OUTSIDE_MUTATION_CONTEXT_MSG = (
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+    "in which the graph was originally recorded."  # sic: torch's text lacks the space
+)
+
+
+class _AllowMutationOnSavedContext:
+    """What one ``allow_mutation_on_saved_tensors`` block saved; emptied when it exits."""
+
+    def __init__(self) -> None:
+        self.saved: dict[int, tuple] = {}  # id(handle) -> (tensor, version, copy)
+
+    def clear(self) -> None:
+        self.saved.clear()
+
+
+class _SavedHandle:
+    __slots__ = ()
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors() -> Iterator[_AllowMutationOnSavedContext]:
+    """Context manager under which tensors saved for backward may be modified in place.
+
+    Backward (run inside the same block) sees the values they had when saved.
+
+    >>> import npgrad
+    >>> from npgrad.autograd.graph import allow_mutation_on_saved_tensors
+    >>> with allow_mutation_on_saved_tensors():
+    ...     a = npgrad.ones(2, requires_grad=True)
+    ...     b = a.clone()
+    ...     out = (b ** 2).sum()
+    ...     _ = b.mul_(5)
+    ...     out.backward()
+    >>> a.grad
+    tensor([2., 2.])
+    """
+    ctx = _AllowMutationOnSavedContext()
+
+    def pack(tensor: Any) -> _SavedHandle:
+        handle = _SavedHandle()
+        ctx.saved[id(handle)] = (tensor, tensor._version, tensor.clone())
+        return handle
+
+    def unpack(handle: _SavedHandle) -> Any:
+        entry = ctx.saved.get(id(handle))
+        if not _mutation_on_saved_allowed[0] or entry is None:
+            raise AssertionError(_OUTSIDE_MUTATION_CONTEXT_MSG)
+        tensor, version, copy = entry
+        return tensor if tensor._version == version else copy
+
+    with saved_tensors_hooks(pack, unpack):
+        try:
+            if _mutation_on_saved_allowed[0]:
+                raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+            _mutation_on_saved_allowed[0] = True
+            yield ctx
+        finally:
+            ctx.clear()
+            _mutation_on_saved_allowed[0] = False
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -389,6 +722,34 @@ class save_on_cpu(saved_tensors_hooks):
 
 def _grad_fn_or_accumulator(t: Any) -> Any:
     return _tensor_module.edge_of(t)[0]
+
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient is computed: a node and which of its inputs.
+
+    ``autograd.grad(loss, get_gradient_edge(x))`` equals ``autograd.grad(loss, x)``.
+    """
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None  # torch keeps Python nodes alive with it
+
+
+def get_gradient_edge(tensor: Any) -> GradientEdge:
+    """The gradient edge of ``tensor``: its grad_fn (or AccumulateGrad) and its output_nr.
+
+    >>> import npgrad
+    >>> from npgrad.autograd.graph import get_gradient_edge
+    >>> x = npgrad.tensor([1., 2.], requires_grad=True)
+    >>> y = x * 2
+    >>> npgrad.autograd.grad(y.sum(), get_gradient_edge(y))
+    (tensor([1., 1.]),)
+    """
+    if not tensor._requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, output_nr = _tensor_module.edge_of(tensor)
+    return GradientEdge(node, output_nr)
 
 
 class _MultiHandle:

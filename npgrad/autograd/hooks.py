@@ -4,7 +4,36 @@ from __future__ import annotations
 import weakref
 from typing import Any, Callable
 
+from .. import _dtype
 from .graph import RemovableHandle, _HookDict, _add_hook
+
+# torch's names for a CPU tensor type in hook errors: the legacy ``torch.<X>Tensor``
+# where one exists, else the dispatch name.
+_TYPE_NAMES = {"bool": "CPUBoolType", "bfloat16": "CPUBFloat16Type",
+               "complex64": "CPUComplexFloatType", "complex128": "CPUComplexDoubleType"}
+
+
+def _type_name(tensor: Any) -> str:
+    dt = _dtype.from_np(tensor._data.dtype)
+    name = _TYPE_NAMES.get(dt.name) if hasattr(dt, "name") else None
+    return name or f"torch.{dt.legacy_type}"
+
+
+def check_hook_result(hook: Any, old: Any, new: Any) -> Any:
+    """What a tensor hook returned, checked as torch checks it: a tensor of the same type and size."""
+    from .._tensor import Tensor  # the tensor layer imports this module
+
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    name = getattr(hook, "__name__", "<unknown>")
+    if new._data.dtype != old._data.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_name(old)} "
+                           f"got {_type_name(new)})")
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return new
 
 
 def _extra(tensor: Any) -> Any:

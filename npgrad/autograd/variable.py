@@ -8,6 +8,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from .engine import execution_engine
+
 
 class _VariableMeta(type):
     def __instancecheck__(cls, instance: Any) -> bool:
@@ -19,11 +21,15 @@ class _VariableMeta(type):
 class Variable(metaclass=_VariableMeta):
     """Deprecated: ``Variable(data, requires_grad)`` returns a tensor, as in torch.
 
+    ``Variable._execution_engine`` is the backward engine (``queue_callback``).
+
     >>> import npgrad
     >>> from npgrad.autograd import Variable
     >>> Variable(npgrad.tensor([1., 2.]), requires_grad=True)
     tensor([1., 2.], requires_grad=True)
     """
+
+    _execution_engine = execution_engine
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
         from .._creation import FACTORY_GRAD_MSG, empty

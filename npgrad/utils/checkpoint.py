@@ -97,7 +97,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
-        task = engine._tasks[-1] if engine._tasks else None
+        task = engine.current_task()
         if task is None or not task.accumulates_all:
             raise RuntimeError(
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
