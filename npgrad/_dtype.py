@@ -17,7 +17,29 @@ from typing import Any
 
 import numpy as np
 
+from . import _bfloat16
+
 BOOL, INTEGRAL, FLOATING = 0, 1, 2
+
+# Note [How dtypes print]
+# A dtype prints as ``npgrad.float32`` by default, and as torch's ``torch.float32``
+# once ``install_as_torch`` (or ``python -m npgrad run``) has made npgrad *be* torch
+# for the process, so an unmodified script prints what it prints under torch.  The
+# default stays ``npgrad.`` because an npgrad program that imports both libraries
+# side by side (the test suite, comparisons with torch) must be able to tell the two
+# apart in reprs and error texts; one constant flips it.  Tensor reprs
+# (``dtype=npgrad.float64``) and error texts read the same prefix.
+_repr_prefix = "npgrad."
+
+
+def set_repr_prefix(prefix: str) -> None:
+    """``'npgrad.'`` or ``'torch.'``: how dtypes print (Note [How dtypes print])."""
+    global _repr_prefix
+    _repr_prefix = prefix
+
+
+def repr_prefix() -> str:
+    return _repr_prefix
 
 
 class dtype:
@@ -41,7 +63,7 @@ class dtype:
         self.cpp_name = cpp_name
 
     def __repr__(self) -> str:
-        return "npgrad." + self.name
+        return _repr_prefix + self.name
 
     def __reduce__(self) -> str:
         return self.name
@@ -65,6 +87,32 @@ bool_ = dtype("bool", np.bool_, BOOL, "BoolTensor", "Bool", "bool")
 
 ALL_DTYPES = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
 FROM_NUMPY: dict[np.dtype, dtype] = {d.np_dtype: d for d in ALL_DTYPES}
+
+
+class _BFloat16(dtype):
+    """``bfloat16``: its NumPy dtype (ml_dtypes') loads on first use (Note [bfloat16 storage])."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self.name = "bfloat16"
+        self.category = FLOATING
+        self.is_floating_point = True
+        self.is_signed = True
+        self.itemsize = 2
+        self.legacy_type = "BFloat16Tensor"
+        self.scalar_name = "BFloat16"
+        self.cpp_name = "c10::BFloat16"
+
+    @property  # type: ignore[override]
+    def np_dtype(self) -> np.dtype:
+        np_bf16 = _bfloat16.numpy_dtype()
+        FROM_NUMPY[np_bf16] = self
+        return np_bf16
+
+
+# not in ALL_DTYPES: iterating over those must not need the optional ml_dtypes
+bfloat16 = _BFloat16()
 
 _default_float = float32
 
@@ -101,7 +149,8 @@ def from_np(d: np.dtype) -> dtype:
 
 def category_of_np(d: np.dtype) -> int:
     kind = d.kind
-    return FLOATING if kind == "f" else BOOL if kind == "b" else INTEGRAL
+    # "V": bfloat16, the only non-NumPy dtype a tensor can hold (Note [bfloat16 storage])
+    return FLOATING if kind in "fV" else BOOL if kind == "b" else INTEGRAL
 
 
 def scalar_np_dtype(value: Any) -> np.dtype:
@@ -124,6 +173,10 @@ def _promote_pair(a: np.dtype | None, b: np.dtype | None) -> np.dtype | None:
         return a
     if cb == FLOATING and ca != FLOATING:
         return b
+    if a.kind == "V" or b.kind == "V":
+        # bfloat16 with float16 or float32 -> float32, with float64 -> float64 (as torch)
+        other = b if a.kind == "V" else a
+        return other if other.itemsize > 4 else np.dtype(np.float32)
     return np.promote_types(a, b)
 
 
@@ -170,7 +223,7 @@ def result_type_np(operands: tuple) -> np.dtype:
 
 def float_result_np(d: np.dtype) -> np.dtype:
     """Dtype of a floating-only op (exp, sqrt, true division) applied to data of dtype ``d``."""
-    return d if d.kind == "f" else _default_float.np_dtype
+    return d if d.kind in "fV" else _default_float.np_dtype
 
 
 # PyTorch's aliases for the same objects.

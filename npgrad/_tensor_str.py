@@ -7,6 +7,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from . import _dtype
+
 # Print options, module-level as in torch.  The profile table lists what each
 # named profile resets; sci_mode is not part of a profile.
 _PROFILES: dict[str, dict[str, Any]] = {
@@ -105,7 +107,7 @@ class _Formatter:
 
 
 def _summary_values(a: np.ndarray, edge: int) -> np.ndarray:
-    """The values that remain visible after summarisation; torch picks the format from these only."""
+    """The values that remain visible after summarisation; torch picks the format from these."""
     if a.ndim == 0:
         return a.reshape(-1)
     n = a.shape[0]
@@ -119,7 +121,8 @@ def _summary_values(a: np.ndarray, edge: int) -> np.ndarray:
     return np.concatenate([_summary_values(a[i], edge) for i in rows])
 
 
-def _body(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter, opts: dict[str, Any]) -> str:
+def _body(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter,
+          opts: dict[str, Any]) -> str:
     """The bracketed text of `a`, with continuation lines indented by indent + 1."""
     if a.ndim == 0:
         return fmt.format(a.item())
@@ -175,6 +178,8 @@ def format_tensor(data: np.ndarray, *, dtype_name: str | None, suffixes: list[st
     ``grad_fn=<MulBackward0>``) follow the size/dtype entries in order.
     """
     data = np.asarray(data)
+    if data.dtype.kind == "V":  # bfloat16: every value is a float32 one, and prints as it
+        data = data.astype(np.float32)
     opts = get_printoptions()
     indent = len(prefix)
     head: list[str] = []
@@ -194,7 +199,7 @@ def format_tensor(data: np.ndarray, *, dtype_name: str | None, suffixes: list[st
         fmt = _Formatter(visible, opts["precision"], opts["sci_mode"])
         body = _body(data, indent, summarize, fmt, opts)
     if dtype_name is not None:
-        head.append(f"dtype=npgrad.{dtype_name}")
+        head.append(f"dtype={_dtype.repr_prefix()}{dtype_name}")
     return _add_suffixes(prefix + body, head + list(suffixes), indent, opts["linewidth"])
 
 

@@ -7,6 +7,7 @@ with CUDA enabled')``.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 NOT_COMPILED_MSG = "Torch not compiled with CUDA enabled"
@@ -234,3 +235,10 @@ def current_stream(device: Any = None) -> Any:
     AssertionError: Torch not compiled with CUDA enabled
     """
     _no_cuda()
+
+
+def __getattr__(name: str) -> Any:
+    # torch.cuda.amp (the deprecated autocast and GradScaler spellings), loaded on first use
+    if name == "amp":
+        return importlib.import_module("npgrad.cuda.amp")
+    raise AttributeError(f"module 'npgrad.cuda' has no attribute '{name}'")

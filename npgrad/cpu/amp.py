@@ -1,0 +1,36 @@
+"""``torch.cpu.amp``: the deprecated cpu spellings of autocast and GradScaler."""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from .. import _dtype
+from ..amp.autocast_mode import autocast as _autocast
+from ..amp.grad_scaler import GradScaler as _GradScaler
+
+__all__ = ["GradScaler", "autocast"]
+
+
+class autocast(_autocast):
+    """``torch.cpu.amp.autocast()``: torch's FutureWarning, then ``autocast('cpu')``."""
+
+    def __init__(self, enabled: bool = True, dtype: Any = _dtype.bfloat16,
+                 cache_enabled: bool = True) -> None:
+        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
+                      "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class GradScaler(_GradScaler):
+    """``torch.cpu.amp.GradScaler()``: torch's FutureWarning, then ``GradScaler('cpu')``."""
+
+    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000,
+                 enabled: bool = True) -> None:
+        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
+                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
+                         backoff_factor=backoff_factor, growth_interval=growth_interval,
+                         enabled=enabled)
