@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from .. import _bfloat16, _dtype
 from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, give_view_tangent, has_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
@@ -54,8 +54,28 @@ def as_array(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, _SCALAR_TYPES):
+        if type(x) is int and not _INT_MIN <= x < _UINT_END:
+            check_int_scalar(x)
         return x
     raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
+
+
+# Note [Python ints as scalars]
+# torch reads a Python int operand as a 64-bit number: one in [-2**63, 2**64) is taken
+# (values from 2**63 up as unsigned, so they wrap to int64 like any other), anything else
+# raises OverflowError before an op runs.  In integer arithmetic the number then wraps to
+# the tensor's dtype (``uint8 + 257 == uint8 + 1``), but an op that computes in floating
+# point (true division) or checks its range (an integer power) sees the number itself:
+# ``uint8 / 256`` divides by 256.0, never by the wrapped 0.
+_INT_MIN, _INT64_MAX, _UINT_END = -2 ** 63, 2 ** 63 - 1, 2 ** 64
+
+
+def check_int_scalar(value: int) -> None:
+    """torch's OverflowError for a Python int outside the 64-bit range (Note [Python ints as scalars])."""
+    if value >= _UINT_END:
+        raise OverflowError("int too big to convert")
+    if value < _INT_MIN:
+        raise OverflowError("can't convert negative int to unsigned")
 
 
 def _int_scalar(value: int, dt: np.dtype) -> Any:
@@ -63,7 +83,27 @@ def _int_scalar(value: int, dt: np.dtype) -> Any:
     info = np.iinfo(dt)
     if info.min <= value <= info.max:
         return value
+    if value > np.iinfo(np.int64).max:  # read as unsigned 64-bit, then wrapped
+        return np.array(value, dtype=np.uint64).astype(dt)[()]
     return np.array(value).astype(dt)[()]
+
+
+def float_arrays(a: Any, b: Any) -> tuple:
+    """NumPy operands of a floating-point-only binary op (true division): torch's result dtype,
+    made floating (ints go to the default dtype); a Python scalar stays a Python float, unwrapped
+    (Note [Python ints as scalars])."""
+    ad = a._data if (type(a) is Tensor or isinstance(a, Tensor)) else as_array(a)
+    bd = b._data if (type(b) is Tensor or isinstance(b, Tensor)) else as_array(b)
+    if type(bd) is int and bd > _INT64_MAX and type(ad) is ndarray:
+        _array_for_scalar(ad, bd)  # bool / uint64: torch's promotion error
+    rt = _dtype.float_result_np(_dtype.result_type_np((ad, bd)))
+    return _float_operand(ad, rt), _float_operand(bd, rt)
+
+
+def _float_operand(x: Any, rt: np.dtype) -> Any:
+    if type(x) is ndarray:
+        return x.astype(rt, copy=False)
+    return float(x)
 
 
 def binary_arrays(a: Any, b: Any) -> tuple:
@@ -90,9 +130,12 @@ def _array_for_scalar(arr: np.ndarray, s: Any) -> np.ndarray:
     """Cast ``arr`` when a Python scalar raises the category (int tensor * 1.5 -> float32)."""
     kind = arr.dtype.kind
     ts = type(s)
-    if ts is float and kind != "f":
+    if ts is float and kind not in "fV":  # "V": bfloat16 stays bfloat16
         return arr.astype(_dtype.get_default_dtype().np_dtype)
     if ts is int and kind == "b":
+        if s > _INT64_MAX:  # torch reads it as uint64, which it does not promote with bool
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                               "attempted to promote Bool and UInt64")
         return arr.astype(np.int64)
     return arr
 
@@ -105,8 +148,26 @@ def _scalar_for(arr: np.ndarray, s: Any) -> Any:
 
 
 def binary_compute(ufunc: Any, ad: Any, bd: Any) -> Any:
+    if _bfloat16.any_bf16(ad, bd):
+        return _bf16_compute(ufunc, ad, bd)
     try:
         return ufunc(ad, bd)
+    except ValueError:
+        _raise_broadcast(ad, bd)
+        raise
+
+
+def _bf16_compute(ufunc: Any, ad: Any, bd: Any) -> np.ndarray:
+    """``ufunc`` over bfloat16 operands computed in float32 and rounded once (Note [bfloat16
+    storage] in npgrad._bfloat16)."""
+    if ufunc is not np.multiply and ufunc is not np.true_divide:
+        # torch's mul and div keep a Python scalar in float32; every other op (add, sub,
+        # pow, comparisons, ...) first rounds it to bfloat16, the tensor's dtype
+        bf = _bfloat16.numpy_dtype()
+        ad = ad if type(ad) is ndarray else np.asarray(ad, dtype=bf)
+        bd = bd if type(bd) is ndarray else np.asarray(bd, dtype=bf)
+    try:
+        return np.asarray(_bfloat16.in_float32(ufunc, ad, bd))
     except ValueError:
         _raise_broadcast(ad, bd)
         raise
@@ -181,6 +242,8 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
         ad, bd = a._data, b
     else:
         ad, bd = binary_arrays(a, b)
+        if _bfloat16.any_bf16(ad, bd):  # a Python scalar meets bfloat16 in float32, as in torch
+            return binary(cls, a, b, _bf16_compute(ufunc, ad, bd))
     try:
         out = ufunc(ad, bd)
     except ValueError:
@@ -290,7 +353,7 @@ def record_with_tangents(cls: Any, inputs: tuple, out: np.ndarray, mode: int) ->
     (or inference mode drops them), and the caller goes on as usual.  The node's
     forward rule runs later (Note [When a tangent is computed] in npgrad._forward).
     """
-    if mode & INFERENCE or out.dtype.kind not in "fc":
+    if mode & INFERENCE or out.dtype.kind not in "fcV":
         return None, None
     tangents = primal_dtype_tangents(inputs)
     if not any(t is not None for t in tangents):
@@ -313,6 +376,30 @@ class UnaryNode(Node):
     saves_result = False
 
 
+class NotImplementedBackward(Node):
+    """torch's placeholder node for an op without a derivative (``floor_divide``,
+    ``bernoulli(x, p)``, ...): it is recorded, and backward through it raises.
+
+    One class for every such op (torch has one, ``torch::autograd::NotImplemented``);
+    ``op`` names the aten op for the message.
+    """
+
+    __slots__ = ("op",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+
+    def jvp(self, tangents: list) -> list:
+        raise NotImplementedError(f"Trying to use forward AD with aten::{self.op} that does not "
+                                  "support it.")
+
+    def name(self) -> str:
+        return "torch::autograd::NotImplemented"
+
+
+NotImplementedBackward.__name__ = "NotImplemented"  # what torch's grad_fn repr shows
+
+
 class BinaryNode(Node):
     """Base of two-input nodes saving ``self_`` and/or ``other``."""
 
@@ -332,6 +419,22 @@ def save_value(x: Any) -> Any:
     if type(x) is Tensor or isinstance(x, Tensor):
         return SavedTensor(x)
     return x
+
+
+# Note [Saved values kept outside SavedTensor]
+# Some nodes keep what torch saves for backward (an index, a mask, a pool's argmax, the
+# input of a pad) as plain arrays or inside the maps they apply, not as SavedTensor
+# objects, so releasing the graph does not free them and nothing would refuse a second
+# backward through them.  torch refuses it (their saved variables are gone), so such a
+# node's class says ``holds_saved = True`` and its backward starts with
+# ``check_not_freed(self)``: once the engine has run the node without ``retain_graph``
+# (``_released``), it raises torch's error instead of doubling ``.grad``.  Nodes that in
+# torch save only sizes (slices, upsampling, constant pads) keep running again, as torch's.
+
+def check_not_freed(node: Node) -> None:
+    """Raise torch's second-backward error if ``node`` (which holds saved values) was released."""
+    if node._released:
+        raise RuntimeError(SECOND_BACKWARD_MSG)
 
 
 def saved(node: Node, field: str) -> Any:

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.forward_rules import elementwise_jvp
+from . import _erf_kernels
 from ._core import Node, SavedTensor, node_of, record, saved, unary
 from .inplace import apply_inplace
 from .pointwise import PointwiseNode, _float_data, sigmoid
@@ -76,7 +77,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _leaky_relu(input, negative_slope)
 
 
-_erf_np = np.vectorize(math.erf, otypes=[np.float64])
+_erf_np = _erf_kernels.erf   # Note [Vectorised erf]
 
 
 class ErfBackward0(Node):
@@ -140,7 +141,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate == "tanh":
         out = 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_C * x * x * x)))
     else:
-        out = 0.5 * x * (1 + _erf_np(x * math.sqrt(0.5)))
+        out = _erf_kernels.gelu(x)
     res, node = record(GeluBackward0, (input,), np.asarray(out).astype(x.dtype, copy=False))
     if node is not None:
         node.self_ = SavedTensor(input)
@@ -250,7 +251,7 @@ class EluBackward0(PointwiseNode):
         # times inf gives NaN in double backward
         neg = grad * (exp(clamp(x, max=0.0) * self.input_scale)
                       * (self.input_scale * self.alpha * self.scale))
-        return where(x > 0, grad * self.scale, neg),
+        return where(x <= 0, neg, grad * self.scale),  # torch's test: NaN takes the x > 0 side
 
 
 class EluBackward1(PointwiseNode):
@@ -266,7 +267,7 @@ class EluBackward1(PointwiseNode):
             raise RuntimeError(_INPLACE_ELU_MSG)
         r = saved(self, "result")
         neg = grad * ((r + self.alpha * self.scale) * self.input_scale)
-        return where(r > 0, grad * self.scale, neg),
+        return where(r <= 0, neg, grad * self.scale),
 
 
 class CeluBackward0(EluBackward0):
@@ -361,7 +362,10 @@ def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
     if x.dtype.kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
     convert = int if x.dtype.kind in "iu" else float  # integral inputs truncate the bounds
-    out = np.clip(x, x.dtype.type(convert(min_val)), x.dtype.type(convert(max_val)))
+    lo, hi = x.dtype.type(convert(min_val)), x.dtype.type(convert(max_val))
+    # Explicit comparisons, not np.clip: a value equal to a bound (-0. against 0.) and NaN pass
+    # through unchanged, as torch's clamp keeps them; np.clip's choice there varies by NumPy.
+    out = np.where(x < lo, lo, np.where(x > hi, hi, x))
     res = unary(HardtanhBackward0, input, out)
     node = node_of(res)
     if node is not None:

@@ -20,6 +20,7 @@ from .. import _dtype
 from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ._core import is_tensor, node_of, unary
+from .allocation import alloc_error
 from ._shape_util import broadcast_shapes, parse_shape, wrap_dim
 from .shape import (DiagonalBackward0, Region, SelectBackward0, ShapeNode, SliceBackward0,
                     SliceBackwardBackward0, UnsafeViewBackward0, _diagonal_fn, _place,
@@ -448,7 +449,10 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: Any = None, *,
         grown = expand(unsqueeze(x, d + 1), shape[:d + 1] + (r,) + shape[d + 1:])
         from .shape import clone
 
-        return flatten(clone(grown), d, d + 1)
+        try:
+            return flatten(clone(grown), d, d + 1)
+        except MemoryError:  # Note [Sizes checked before allocating]
+            raise alloc_error(grown._data.size * grown._data.itemsize) from None
     counts = repeats._data
     if counts.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -570,7 +574,22 @@ def ravel(input: Tensor) -> Tensor:
     return view(contiguous(input), (-1,))
 
 
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
+_MAX_TENSOR_VECTOR = 2 ** 60 - 1  # std::vector<at::Tensor>::max_size() on 64-bit
+
+
+def _tensor_split_type_error(input: Tensor, sections: Any, method: bool) -> TypeError:
+    """torch's "invalid combination of arguments" for sections that are not an int."""
+    first, lead = ("", "") if method else ("Tensor, ", "Tensor input, ")
+    return TypeError(
+        f"tensor_split() received an invalid combination of arguments - got ({first}"
+        f"{type(sections).__name__}), but expected one of:\n"
+        f" * ({lead}tuple of ints indices, int dim = 0)\n"
+        f" * ({lead}Tensor tensor_indices_or_sections, int dim = 0)\n"
+        f" * ({lead}int sections, int dim = 0)\n")
+
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0, *,
+                 method: bool = False) -> tuple:
     """Views along ``dim``: ``n`` near-equal sections, or the pieces between split indices.
 
     Each piece is a separate slice (``SliceBackward0``), unlike ``split``'s one node.
@@ -598,9 +617,14 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     if isinstance(indices_or_sections, (list, tuple)):
         bounds = [0] + [int(i) for i in indices_or_sections] + [n]
     else:
+        if not isinstance(indices_or_sections, (int, np.integer)) or isinstance(
+                indices_or_sections, bool):
+            raise _tensor_split_type_error(input, indices_or_sections, method)
         sections = int(indices_or_sections)
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        if sections > _MAX_TENSOR_VECTOR:  # torch builds a std::vector of that many tensors
+            raise RuntimeError("cannot create std::vector larger than max_size()")
         small, extra = divmod(n, sections)
         bounds = [0]
         for i in range(sections):

@@ -33,7 +33,7 @@ from .. import _dtype
 from .._forward import PendingJvp, FW, flush, has_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import Tensor, edge_of, wrap, wrap_result
-from ._core import Node, record
+from ._core import Node, check_not_freed, record
 
 _new = object.__new__
 
@@ -469,8 +469,11 @@ class _LinearWindowNode(Node):
     """A node of a map linear in its one input; backward applies the adjoint map, recorded."""
 
     __slots__ = ("fwd", "adj", "adj_cls", "fwd_cls")
+    holds_saved = False  # True where torch saves a tensor (Note [Saved values kept outside SavedTensor])
 
     def backward(self, grad: Tensor) -> tuple:
+        if self.holds_saved:
+            check_not_freed(self)
         return (_linear_op(self.adj_cls, self.fwd_cls, grad, self.adj, self.fwd),)
 
 
@@ -484,14 +487,17 @@ def _linear_op(cls: type, adj_cls: type, x: Tensor, fwd: Callable, adj: Callable
 
 class MaxPool2DWithIndicesBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True
 
 
 class MaxPool2DWithIndicesBackwardBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True
 
 
 class AvgPool2DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True
 
 
 class AvgPool2DBackwardBackward0(_LinearWindowNode):
@@ -500,6 +506,7 @@ class AvgPool2DBackwardBackward0(_LinearWindowNode):
 
 class AdaptiveAvgPool2DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True
 
 
 class AdaptiveAvgPool2DBackwardBackward0(_LinearWindowNode):
@@ -686,10 +693,12 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 class AdaptiveMaxPool2DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True
 
 
 class AdaptiveMaxPool2DBackwardBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True
 
 
 def _gather_scatter(lead: tuple, size: tuple, out: tuple, indices: np.ndarray) -> tuple:

@@ -167,7 +167,7 @@ class _LinalgResult(tuple):
 
     def __repr__(self) -> str:
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-        return f"npgrad.return_types.{type(self).__name__}(\n{body})"
+        return f"{_dtype.repr_prefix()}return_types.{type(self).__name__}(\n{body})"
 
 
 def _result_type(name: str, fields: tuple) -> type:

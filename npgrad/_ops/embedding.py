@@ -12,10 +12,12 @@ from .conv import _LinearWindowNode
 
 class EmbeddingBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True  # the indices
 
 
 class EmbeddingDenseBackwardBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True  # the indices
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
@@ -25,6 +27,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
     The row ``padding_idx`` gets no gradient.
     """
+    if weight._data.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     idx = input._data
     num = weight._data.shape[0]
     if padding_idx is not None:

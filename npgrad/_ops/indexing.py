@@ -29,7 +29,8 @@ from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
 from . import shape as _shape
 from ..autograd.graph import SavedTensor
-from ._core import is_tensor, node_of, record, save_value, unary, view_result
+from ._core import (NotImplementedBackward, check_not_freed, is_tensor, node_of, record, save_value,
+                    unary, view_result)
 from ._shape_util import broadcast_shapes, wrap_dim
 from .shape import IndexBackward0, Region, ShapeNode, _take, _shape_str
 
@@ -289,6 +290,7 @@ class IndexPutBackward0(ShapeNode):
     __slots__ = ("region", "mask", "accumulate")
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
         from .pointwise import where
 
         g_self = None
@@ -557,6 +559,7 @@ class ScatterBackward0(_ScatterNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
         g_self = g_src = None
         if self.next_functions[0][0] is not None:
             g_self = scatter(grad, self.dim, self.index, 0.0)
@@ -579,6 +582,7 @@ class ScatterBackward1(_ScatterNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
         return scatter(grad, self.dim, self.index, 0.0),
 
 
@@ -624,8 +628,6 @@ _SCATTER_REDUCE_WARNING = (
 
 def _scatter_reduce_legacy(input: Tensor, dim: int, index: Tensor, src: Any, reduce: str) -> Tensor:
     """``scatter(..., reduce="add"|"multiply")``: torch gives it no derivative (backward raises)."""
-    from .pointwise import NotImplemented as NoDerivative
-
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     data = input._data
@@ -646,9 +648,9 @@ def _scatter_reduce_legacy(input: Tensor, dim: int, index: Tensor, src: Any, red
         with np.errstate(all="ignore"):
             ufunc.at(out, key, np.asarray(src).astype(data.dtype))
         inputs = (input,)
-    res, node = record(NoDerivative, inputs, out)
+    res, node = record(NotImplementedBackward, inputs, out)
     if node is not None:
-        node._op = "aten::scatter"
+        node.op = "scatter"
     return res
 
 
@@ -770,6 +772,7 @@ class IndexCopyBackward0(_IndexDimNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
         g_self = g_src = None
         if self.next_functions[0][0] is not None:
             g_self = index_fill(grad, self.dim, self.index, 0.0)
@@ -829,6 +832,7 @@ class IndexFillBackward0(_IndexDimNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
         return index_fill(grad, self.dim, self.index, 0.0),
 
 
@@ -838,6 +842,7 @@ class IndexFillBackward1(_IndexDimNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
         g_self = g_value = None
         if self.next_functions[0][0] is not None:
             g_self = index_fill(grad, self.dim, self.index, 0.0)
@@ -892,6 +897,7 @@ class MaskedSelectBackward0(_shape._TakeNode):
     __slots__ = ("self_sizes",)
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
         placed = _shape._place(grad, self.shape, self.region, self.inverse)
         return _shape._sum_to(placed, self.self_sizes),
 
@@ -921,6 +927,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 class TakeBackward0(_shape._TakeNode):
     __slots__ = ()
+    holds_saved = True  # the index
 
 
 MaskedSelectBackward0.inverse = TakeBackward0.inverse = _shape.IndexPutImplBackward0
@@ -1075,6 +1082,7 @@ class MaskedScatterBackward0(ShapeNode):
     __slots__ = ("mask", "self_sizes", "source_sizes")
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
         from .pointwise import masked_fill
 
         mask = wrap(self.mask, 0)

@@ -77,7 +77,9 @@ def check_inplace(self: Tensor, mode: int, check_memory: bool = True) -> None:
                 raise RuntimeError(LEAF_MSG)
         else:
             _check_view_inplace(self)
-            if base._requires_grad and base._grad_fn is None:
+            # torch asks whether *this* view requires grad and its base is a leaf: a view
+            # given requires_grad_() itself, of a base that needs none, is refused too.
+            if self._requires_grad and base._grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_MSG)
     if check_memory:
         check_overlap(self)
@@ -316,6 +318,18 @@ def pow_(self: Tensor, exponent: Any) -> Tensor:
     return apply_inplace(self, pw.pow, exponent)
 
 
+def floor_divide_(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, pw.floor_divide, other)
+
+
+def remainder_(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, pw.remainder, other)
+
+
+def fmod_(self: Tensor, other: Any) -> Tensor:
+    return apply_inplace(self, pw.fmod, other)
+
+
 def neg_(self: Tensor) -> Tensor:
     return apply_inplace(self, pw.neg)
 
@@ -435,7 +449,9 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     if refuses_inference_write(self, mode):
         write_then_refuse(self, _copied, (src,), {})
     check_inplace(self, mode)
-    if not (mode == RECORDING and (self._requires_grad or requires_grad(src))) and not FW.active:
+    # Integer (and bool) results are never differentiable: a copy into one records nothing.
+    if (not (mode == RECORDING and (self._requires_grad or requires_grad(src))) and not FW.active) \
+            or self._data.dtype.kind not in "fc":
         s = as_array(src)
         try:
             np.copyto(self._data, np.broadcast_to(s, self._data.shape), casting="unsafe")
@@ -449,16 +465,50 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     return apply_inplace(self, _copied, src)
 
 
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    from .._creation import _rng
+def _sample_dtype_check(self: Tensor, kernel: str) -> np.dtype:
+    from .._dtype import from_np
 
-    return _random_fill(self, _rng(generator).uniform(a, b, self._data.shape))
+    dt = self._data.dtype
+    if not from_np(dt).is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{from_np(dt).scalar_name}'")
+    return dt
+
+
+_CPP_FLOAT_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                    "float64": "double"}
+_FLOAT_MAX = {"bfloat16": 3.3895313892515355e38}  # NumPy's finfo knows the others
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill ``self`` with uniform samples in ``[a, b)`` from torch's stream."""
+    # the samplers sit above the tensor layer: imported here, where the cycle allows
+    from .. import _sampling
+    from .._random import get_generator
+
+    dt = _sample_dtype_check(self, "check_uniform_bounds")
+    limit = _FLOAT_MAX.get(dt.name) or float(np.finfo(dt).max)
+    for name, v in (("from", a), ("to", b)):
+        if not -limit <= v <= limit:
+            raise RuntimeError(f"{name} is out of bounds for {_CPP_FLOAT_NAMES[dt.name]}")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={float(a):g} > to={float(b):g}")
+    flat = _sampling.uniform(get_generator(generator), self._data.size, dt, float(a), float(b))
+    return _random_fill(self, _sampling.from_fill_order(flat, self._data))
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-    from .._creation import _rng
+    """Fill ``self`` with normal samples from torch's stream (its kernel for the layout)."""
+    from .. import _sampling
+    from .._random import get_generator
 
-    return _random_fill(self, _rng(generator).normal(mean, std, self._data.shape))
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
+    dt = _sample_dtype_check(self, "normal_kernel_cpu")
+    data = self._data
+    flat = _sampling.normal(get_generator(generator), data.size, dt, float(mean), float(std),
+                            contiguous=bool(data.flags.c_contiguous))
+    return _random_fill(self, _sampling.from_fill_order(flat, data))
 
 
 def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:

@@ -3,19 +3,15 @@
 Note [How matmul is recorded]
 torch's ``matmul`` is a composite: depending on the operands' ranks, on which
 of them requires grad and on their strides it calls ``dot``, ``mv``, ``mm`` or
-``bmm`` on reshaped, transposed or squeezed views of the inputs, so the
-outermost grad_fn of the result can be ``DotBackward0``, ``MvBackward0``,
-``MmBackward0``, ``SqueezeBackward4`` (1-D @ 2-D), ``UnsafeViewBackward0``
-(batched, folded or not), ``CloneBackward0`` or ``TransposeBackward0`` (a 2-D
-matrix times a batch whose product torch computes transposed).  npgrad
-computes every case with one ``np.matmul`` and records the 1-D/2-D cases with
-the real ``DotBackward0``/``MvBackward0``/``MmBackward0`` nodes.  The other
-cases are recorded as ONE node whose class carries torch's outermost name
-(``_MatmulNode`` subclasses below) and whose backward is the whole matmul
-gradient; the intermediate nodes torch would record (views, mm, squeeze) are
-not reproduced, so only ``grad_fn.name()`` matches, not the chain below it.
-``_plan`` replays torch's choice of path, which also decides the error text
-a bad call gets (for example an ``mm`` message for a folded batch).
+``bmm`` on reshaped, transposed, expanded or squeezed views of the inputs, and
+the graph it leaves is that chain of nodes (``(x3d @ w).grad_fn`` is
+``UnsafeViewBackward0`` over ``MmBackward0`` over ``ViewBackward0``).  When the
+result is recorded (or carries a tangent), npgrad runs the same composite with
+its own ops (``_matmul_ops``), so the chain, each node's name and the gradient
+of every step are torch's; there is no matmul node of its own.  When nothing is
+recorded, the chain would be thrown away, so the product is one ``np.matmul``.
+``_plan`` replays torch's choice of path first, which also decides the error
+text a bad call gets (for example an ``mm`` message for a folded batch).
 """
 from __future__ import annotations
 
@@ -23,10 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
-from .._tensor import Tensor
+from .. import _bfloat16, _dtype
+from .._forward import FW
+from .._mode import _tls, RECORDING
+from .._tensor import Tensor, wrap
 from ._core import BinaryNode, Node, SavedTensor, binary, node_of, record, saved
 from ._shape_util import broadcast_shapes
+from .shape import (contiguous, expand, reshape, squeeze, squeeze_fresh_, t, unsafe_view,
+                    unsqueeze)
 
 
 def _cpp(d: np.dtype) -> str:
@@ -142,6 +142,14 @@ class DotBackward0(_ProductNode):
         return ga, gb
 
 
+def _matmul_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.matmul``; bfloat16 operands are multiplied and summed in float32 and rounded once,
+    as torch's CPU kernels accumulate them (Note [bfloat16 storage] in npgrad._bfloat16)."""
+    if a.dtype.kind == "V":
+        return _bfloat16.in_float32(np.matmul, a, b)
+    return np.matmul(a, b)
+
+
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of one dtype (grad_fn ``DotBackward0``).
 
@@ -173,7 +181,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix times vector (grad_fn ``MvBackward0``)."""
     a, b = input._data, vec._data
     _check_mv(a.shape, b.shape, a.dtype, b.dtype)
-    return binary(MvBackward0, input, vec, np.matmul(a, b))
+    return binary(MvBackward0, input, vec, _matmul_np(a, b))
 
 
 class MmBackward0(_ProductNode):
@@ -201,7 +209,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """
     a, b = input._data, mat2._data
     _check_mm(a.shape, b.shape, a.dtype, b.dtype)
-    return binary(MmBackward0, input, mat2, np.matmul(a, b))
+    return binary(MmBackward0, input, mat2, _matmul_np(a, b))
 
 
 class BmmBackward0(_ProductNode):
@@ -223,7 +231,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of two 3-D tensors (grad_fn ``BmmBackward0``)."""
     a, b = input._data, mat2._data
     _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
-    return binary(BmmBackward0, input, mat2, np.matmul(a, b))
+    return binary(BmmBackward0, input, mat2, _matmul_np(a, b))
 
 
 # -- addmm / outer ----------------------------------------------------------------------------
@@ -307,6 +315,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
     _expand_error(s.shape, target, s.dtype)
     if a.dtype.kind in "iu":  # torch converts the scalars to the integer dtype
         alpha, beta = int(alpha), int(beta)
+    out_dt = b.dtype
+    if out_dt.kind == "V":  # bfloat16: beta * input + alpha * (a @ b) in float32, rounded once
+        s, a, b = s.astype(np.float32), a.astype(np.float32), b.astype(np.float32)
     prod = np.matmul(a, b)
     if alpha != 1:
         prod = prod * alpha
@@ -314,7 +325,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
         out = np.broadcast_to(prod, target)
     else:
         out = prod + (s if beta == 1 else s * beta)
-    out = np.asarray(out, order="C").astype(b.dtype, copy=False)
+    out = np.asarray(out, order="C").astype(out_dt, copy=False)
     res, node = record(AddmmBackward0, (input, mat1, mat2), out)
     if node is not None:
         node.alpha, node.beta = alpha, beta
@@ -339,68 +350,6 @@ ger = outer
 
 
 # -- matmul -----------------------------------------------------------------------------------
-
-class _MatmulNode(BinaryNode):
-    """A matmul recorded as one node (Note [How matmul is recorded]); inputs (self, other)."""
-
-    __slots__ = ("self_ndim", "other_ndim")
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.self_ndim, self.other_ndim = a._data.ndim, b._data.ndim
-        if self.next_functions[0][0] is not None:
-            self.other = SavedTensor(b)
-        if self.next_functions[1][0] is not None:
-            self.self_ = SavedTensor(a)
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .shape import reshape, unsqueeze
-
-        # Work with matrices: a 1-D operand is a row (self) or a column (other),
-        # and the gradient gets the axis that the 1-D operand dropped.
-        g = grad
-        if self.self_ndim == 1:
-            g = unsqueeze(g, -2)
-        if self.other_ndim == 1:
-            g = unsqueeze(g, -1)
-        ga = gb = None
-        if self.next_functions[0][0] is not None:
-            b = saved(self, "other")
-            b2 = b if self.other_ndim > 1 else reshape(b, (1, -1))
-            ga = matmul(g, b2 if self.other_ndim == 1 else b2.mT)
-            if self.self_ndim == 1:  # drop the row axis; the engine sums the batch
-                ga = reshape(ga, ga._data.shape[:-2] + ga._data.shape[-1:])
-        if self.next_functions[1][0] is not None:
-            a = saved(self, "self_")
-            a2 = a if self.self_ndim > 1 else reshape(a, (-1, 1))
-            gb = matmul(a2 if self.self_ndim == 1 else a2.mT, g)
-            if self.other_ndim == 1:  # drop the column axis
-                gb = reshape(gb, gb._data.shape[:-1])
-        return ga, gb
-
-
-class SqueezeBackward4(_MatmulNode):
-    """matmul(1-D, 2-D): torch's squeeze of ``unsqueeze(0) @ mm``."""
-
-    __slots__ = ()
-
-
-class UnsafeViewBackward0(_MatmulNode):
-    """Batched matmul (folded into mm/mv, or through bmm)."""
-
-    __slots__ = ()
-
-
-class CloneBackward0(_MatmulNode):
-    """matmul(2-D, batch) computed transposed and made contiguous again."""
-
-    __slots__ = ()
-
-
-class TransposeBackward0(_MatmulNode):
-    """matmul(2-D, batch) computed transposed, already contiguous."""
-
-    __slots__ = ()
-
 
 class _Operand:
     """What torch's path choice looks at: shape, strides (elements), requires_grad, dtype."""
@@ -448,24 +397,24 @@ def _should_fold(t1: _Operand, t2: _Operand) -> bool:
     return True
 
 
-def _plan(t1: _Operand, t2: _Operand) -> type:
-    """The grad_fn class torch's matmul ends with, raising the error its path would raise."""
+def _plan(t1: _Operand, t2: _Operand) -> str:
+    """The kernel torch's matmul path ends in, raising the error that path would raise."""
     n1, n2 = len(t1.shape), len(t2.shape)
     if n1 == 0 or n2 == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{n1}D and {n2}D")
     if n1 == 1 and n2 == 1:
         _check_dot(t1.shape, t2.shape, t1.dtype, t2.dtype)
-        return DotBackward0
+        return "dot"
     if n1 == 2 and n2 == 1:
         _check_mv(t1.shape, t2.shape, t1.dtype, t2.dtype)
-        return MvBackward0
+        return "mv"
     if n1 == 1 and n2 == 2:
         _check_mm((1,) + t1.shape, t2.shape, t1.dtype, t2.dtype)
-        return SqueezeBackward4
+        return "vm"
     if n1 == 2 and n2 == 2:
         _check_mm(t1.shape, t2.shape, t1.dtype, t2.dtype)
-        return MmBackward0
+        return "mm"
     if _should_fold(t1, t2):
         if n1 >= n2:
             mat = (_prod(t1.shape[:-1]), t1.shape[-1])
@@ -473,17 +422,14 @@ def _plan(t1: _Operand, t2: _Operand) -> type:
                 _check_mv(mat, t2.shape, t1.dtype, t2.dtype)
             else:
                 _check_mm(mat, t2.shape, t1.dtype, t2.dtype)
-            return UnsafeViewBackward0
+            return "fold"
         # Computed as (other^T @ input^T)^T with other^T folded into a matrix.
         mat = (_prod(t2.shape[:-2]) * t2.shape[-1], t2.shape[-2])
         if n1 == 1:
             _check_mv(mat, t1.shape, t2.dtype, t1.dtype)
-            return UnsafeViewBackward0
+            return "fold"
         _check_mm(mat, (t1.shape[1], t1.shape[0]), t2.dtype, t1.dtype)
-        rows, cols = t1.shape[0], t2.shape[-1]
-        if _prod(t2.shape[:-2]) * rows * cols == 0 or rows == 1 or cols == 1:
-            return TransposeBackward0
-        return CloneBackward0
+        return "fold"
     if n1 == 3 and n2 == 3 and t1.shape[0] != t2.shape[0]:
         # A batch of one that requires grad is squeezed, so that its gradient
         # is not materialised at the full batch size.
@@ -498,7 +444,7 @@ def _plan(t1: _Operand, t2: _Operand) -> type:
     batch = broadcast_shapes(t1.shape[:-2], t2.shape[:-2])
     size = _prod(batch)
     _check_bmm((size, rows, inner1), (size, inner2, cols), t1.dtype, t2.dtype)
-    return UnsafeViewBackward0
+    return "bmm"
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -508,16 +454,65 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     >>> tuple((npgrad.ones(4, 2, 3) @ npgrad.ones(3)).shape)
     (4, 2)
     """
-    cls = _plan(_Operand.of(input), _Operand.of(other))
-    a, b = input._data, other._data
-    if cls is DotBackward0:
+    path = _plan(_Operand.of(input), _Operand.of(other))
+    if path == "dot":
         return dot(input, other)
-    if cls is MvBackward0:
+    if path == "mv":
         return mv(input, other)
-    if cls is MmBackward0:
+    if path == "mm":
         return mm(input, other)
-    out = np.matmul(a, b)
-    return binary(cls, input, other, np.asarray(out, order="C"))
+    mode = _tls.mode
+    if FW.active or (mode == RECORDING and (input._requires_grad or other._requires_grad)):
+        return _matmul_ops(input, other)
+    return wrap(np.asarray(_matmul_np(input._data, other._data), order="C"), mode)
+
+
+def _matmul_ops(t1: Tensor, t2: Tensor) -> Tensor:
+    """torch's composite matmul, op by op, so that the graph holds torch's chain of nodes.
+
+    Called once ``_plan`` has accepted the operands, so none of these ops raises.
+    """
+    n1, n2 = t1._data.ndim, t2._data.ndim
+    if n1 == 1 and n2 == 1:
+        return dot(t1, t2)
+    if n1 == 2 and n2 == 1:
+        return mv(t1, t2)
+    if n1 == 1 and n2 == 2:
+        return squeeze_fresh_(mm(unsqueeze(t1, 0), t2), t2._data.shape[1:])
+    if n1 == 2 and n2 == 2:
+        return mm(t1, t2)
+    if _should_fold(_Operand.of(t1), _Operand.of(t2)):
+        # The larger operand becomes one matrix (its batch folded into the rows); with the
+        # larger one on the right, the product is computed transposed: (t2^T t1^T)^T.
+        flip = n2 > n1
+        big = t2.mT if flip else t1
+        small = (t(t1) if n1 == 2 else t1) if flip else t2
+        rows_shape = big._data.shape[:-1]
+        folded = reshape(big, (_prod(rows_shape), big._data.shape[-1]))
+        if small._data.ndim == 1:
+            return unsafe_view(mv(folded, small), rows_shape)
+        out = unsafe_view(mm(folded, small), rows_shape + (small._data.shape[1],))
+        return contiguous(out.mT) if flip else out
+    s1, s2 = t1._data.shape, t2._data.shape
+    if n1 == 3 and n2 == 3 and s1[0] != s2[0]:
+        # A batch of one that requires grad is squeezed, so that its gradient is not
+        # materialised at the full batch size.
+        if s1[0] == 1 and t1._requires_grad:
+            return _matmul_ops(squeeze(t1, 0), t2)
+        if s2[0] == 1 and t2._requires_grad:
+            return _matmul_ops(t1, squeeze(t2, 0))
+    rows = s1[-2] if n1 > 1 else 1
+    inner2, cols = (s2[-2], s2[-1]) if n2 > 1 else (s2[0], 1)
+    batch = broadcast_shapes(s1[:-2], s2[:-2])
+    size = _prod(batch)
+    a = reshape(expand(t1, batch + (rows, s1[-1])), (size, rows, s1[-1]))
+    if n2 == 1:
+        b = unsqueeze(reshape(expand(t2, batch + (inner2,)), (size, inner2)), 2)
+    else:
+        b = reshape(expand(t2, batch + (inner2, cols)), (size, inner2, cols))
+    out_shape = batch + ((rows,) if n1 > 1 else ()) + ((cols,) if n2 > 1 else ())
+    product = bmm(a, b)
+    return unsafe_view(squeeze(product, -1) if n2 == 1 else product, out_shape)
 
 
 # -- cross ---------------------------------------------------------------------------------------

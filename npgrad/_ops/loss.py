@@ -113,9 +113,14 @@ class _PairLossNode(Node):
 
     def backward(self, grad: Tensor) -> tuple:
         x, y = saved(self, "self_"), saved(self, "target")
-        g = self._scaled(grad, self.d_input(x, y))
-        return (g if self.next_functions[0][0] is not None else None,
-                -g if self.next_functions[1][0] is not None else None)
+        gx = gy = None
+        if self.next_functions[0][0] is not None:
+            gx = self._scaled(grad, self.d_input(x, y))
+        if self.next_functions[1][0] is not None:
+            # torch runs the input's rule with the roles swapped, not its negation: at a zero
+            # residual the target's gradient is then +0. where -g would be -0.
+            gy = self._scaled(grad, self.d_input(y, x))
+        return gx, gy
 
     def d_input(self, x: Tensor, y: Tensor) -> Tensor:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -177,10 +182,10 @@ class SmoothL1LossBackward0(_PairLossNode):
     __slots__ = ("beta",)
 
     def d_input(self, x: Tensor, y: Tensor) -> Tensor:
-        from .pointwise import abs as abs_, sign, where
+        from .pointwise import where
 
-        d = x - y
-        return where(abs_(d) < self.beta, d / self.beta, sign(d))
+        d = x - y  # torch's branches: a NaN residual falls through to the quadratic part
+        return where(d < -self.beta, -1.0, where(d > self.beta, 1.0, d / self.beta))
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
@@ -204,10 +209,10 @@ class HuberLossBackward0(_PairLossNode):
     __slots__ = ("delta",)
 
     def d_input(self, x: Tensor, y: Tensor) -> Tensor:
-        from .pointwise import abs as abs_, sign, where
+        from .pointwise import where
 
-        d = x - y
-        return where(abs_(d) < self.delta, d, sign(d) * self.delta)
+        d = x - y  # torch's branches: a NaN residual falls through to the quadratic part
+        return where(d < -self.delta, -self.delta, where(d > self.delta, self.delta, d))
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -350,9 +355,12 @@ class NllLossBackward0(Node):
         flat_target = target.reshape(-1)
         valid = flat_target != self.ignore_index
         safe = np.where(valid, flat_target, 0)
-        coeff = -w[safe] * valid
+        coeff = -w[safe]
         if self.reduction == "mean":
-            coeff = coeff / self.total_weight
+            with np.errstate(invalid="ignore", divide="ignore"):
+                coeff = coeff / self.total_weight
+        # ignored targets get +0 even when every target is ignored (total weight 0), as torch's
+        coeff = np.where(valid, coeff, np.zeros((), dtype=coeff.dtype))
         one_hot = np.zeros((flat_target.size, classes), dtype=dt)
         one_hot[np.arange(flat_target.size), safe] = coeff.astype(dt)
         layout = _class_last_shape(in_shape)
@@ -416,7 +424,9 @@ def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore
     safe = np.where(valid, flat_t, 0)
     w = weight._data.astype(x.dtype) if weight is not None else np.ones(classes, dtype=x.dtype)
     wt = w[safe] * valid
-    picked = -classes_last[np.arange(flat_t.size), safe] * wt
+    # An ignored target contributes +0 (torch skips it), never -x * 0 (which may be -0.)
+    picked = np.where(valid, -classes_last[np.arange(flat_t.size), safe] * w[safe],
+                      np.zeros((), dtype=x.dtype))
     total_weight = wt.sum()
     if reduction == "none":
         out = picked.reshape(t.shape)

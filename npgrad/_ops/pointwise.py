@@ -7,18 +7,21 @@ the broadcast shape and the engine sums it down to the input's shape.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from .. import _bfloat16, _dtype
 from .._mode import _tls
 from .._forward import FW, tangent_of
 from .._tensor import Tensor, wrap
 from ..autograd.forward_rules import elementwise_jvp
-from ._core import (BinaryNode, Node, SavedTensor, UnaryNode, as_array, binary, binary_arrays,
+from ._core import (BinaryNode, Node, NotImplementedBackward, SavedTensor, UnaryNode, as_array,
+                    binary, binary_arrays,
                     binary_op, save_value,
-                    binary_compute, is_tensor, node_of, record, requires_grad, saved, unary)
+                    binary_compute, check_int_scalar, check_not_freed, float_arrays, is_tensor,
+                    node_of, record, requires_grad, saved, unary)
 
 _float_np = _dtype.float_result_np
 
@@ -40,11 +43,13 @@ class PointwiseBinaryNode(BinaryNode):
 def _float_data(x: Tensor) -> np.ndarray:
     """Input of a floating-only op (exp, sqrt, ...): ints become the default float dtype."""
     d = x._data
-    return d if d.dtype.kind == "f" else d.astype(_dtype.get_default_dtype().np_dtype)
+    return d if d.dtype.kind in "fV" else d.astype(_dtype.get_default_dtype().np_dtype)
 
 
 def _unary_float(cls: Any, ufunc: Any, x: Tensor) -> Tensor:
     with np.errstate(all="ignore"):
+        if x._data.dtype.kind == "V":  # bfloat16: computed in float32, rounded once
+            return unary(cls, x, _bfloat16.in_float32(ufunc, x._data))
         return unary(cls, x, ufunc(_float_data(x)))
 
 
@@ -69,8 +74,15 @@ class SubBackward0(AddBackward0):
         return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
-def _check_alpha(a: np.ndarray, b: Any, alpha: Any) -> None:
-    if isinstance(alpha, float) and a.dtype.kind != "f" and getattr(b, "dtype", np.dtype("f")).kind != "f":
+def _is_floating(x: Any) -> bool:
+    dt = getattr(x, "dtype", None)
+    return dt.kind in "fV" if dt is not None else isinstance(x, float)  # "V": bfloat16
+
+
+def _check_alpha(a: Any, b: Any, alpha: Any) -> None:
+    # Either operand may be the Python scalar (add(1.5, t, alpha=...)); a float one makes the
+    # result floating, so a float alpha is fine.
+    if isinstance(alpha, float) and not _is_floating(a) and not _is_floating(b):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
 
@@ -96,9 +108,9 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     >>> npgrad.add(npgrad.tensor([1., 2.]), 1)
     tensor([2., 3.])
     """
-    if type(input) is not Tensor and not isinstance(input, Tensor):
-        input, other = other, input
     if alpha == 1:
+        if type(input) is not Tensor and not isinstance(input, Tensor):
+            input, other = other, input  # a + b == b + a; alpha scales `other` only, so no swap below
         return binary_op(AddBackward0, np.add, input, other)
     return _add_like(AddBackward0, np.add, input, other, alpha)
 
@@ -154,7 +166,8 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
             node.alpha = alpha
         return res
     ad, bd = binary_arrays(input, other)
-    res = unary(RsubBackward1, input, np.subtract(bd, ad * alpha if alpha != 1 else ad))
+    res = unary(RsubBackward1, input, binary_compute(np.subtract, bd,
+                                                     ad * alpha if alpha != 1 else ad))
     node = node_of(res)
     if node is not None:
         node.alpha = alpha
@@ -217,6 +230,7 @@ class DivBackward2(PointwiseBinaryNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # torch saves the divisor (Note [Saved values kept outside SavedTensor])
         return (zeros_like_grad(grad) if self.next_functions[0][0] is not None else None,
                 zeros_like_grad(grad) if self.next_functions[1][0] is not None else None)
 
@@ -228,27 +242,16 @@ def zeros_like_grad(grad: Tensor) -> Tensor:
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """True division (int / int gives the default float dtype); grad_fn ``DivBackward0``."""
-    ad, bd = binary_arrays(input, other)
     if rounding_mode is not None:
+        ad, bd = binary_arrays(input, other)
         return _rounding_div(input, other, ad, bd, rounding_mode)
-    ad_f = _as_float_operand(ad)
-    bd_f = _as_float_operand(bd) if not isinstance(ad_f, float) else bd
-    if isinstance(ad_f, np.ndarray) and isinstance(bd_f, np.ndarray) and ad_f.dtype != bd_f.dtype:
-        bd_f = bd_f.astype(ad_f.dtype)
+    ad_f, bd_f = float_arrays(input, other)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = binary_compute(np.true_divide, ad_f, bd_f)
     if not is_tensor(input):  # scalar / tensor: torch computes other.reciprocal() * input
         return mul(reciprocal(other), input) if requires_grad(other) else binary(
             DivBackward0, input, other, out)
     return binary(DivBackward0, input, other, out)
-
-
-def _as_float_operand(x: Any) -> Any:
-    if isinstance(x, np.ndarray):
-        return x if x.dtype.kind == "f" else x.astype(_dtype.get_default_dtype().np_dtype)
-    if isinstance(x, (bool, int)):
-        return float(x)
-    return x
 
 
 def _rounding_div(input: Any, other: Any, ad: Any, bd: Any, mode: str) -> Tensor:
@@ -259,12 +262,28 @@ def _rounding_div(input: Any, other: Any, ad: Any, bd: Any, mode: str) -> Tensor
     with np.errstate(divide="ignore", invalid="ignore"):
         if mode == "floor":
             out = binary_compute(np.floor_divide, ad, bd)
+        elif np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
+            out = _int_trunc_divide(ad, bd)
         else:
-            q = binary_compute(np.true_divide, ad, bd)
-            out = np.trunc(q)
-            if isinstance(ad, np.ndarray) and ad.dtype.kind in "iu":
-                out = out.astype(ad.dtype)
+            out = np.trunc(binary_compute(np.true_divide, ad, bd))
     return binary(DivBackward2, input, other, out)
+
+
+def _int_trunc_divide(a: Any, b: Any) -> np.ndarray:
+    """Integer division rounded toward zero, exact (a float quotient loses int64's low bits)."""
+    q = binary_compute(np.floor_divide, a, b)
+    inexact = binary_compute(np.remainder, a, b) != 0
+    q = np.asarray(q)
+    return np.where(inexact & ((np.asarray(a) < 0) != (np.asarray(b) < 0)), q + 1, q).astype(
+        q.dtype)
+
+
+def _float_remainder(a: Any, b: Any) -> np.ndarray:
+    """torch's floating remainder: ``fmod``, moved by ``b`` where its sign differs from ``b``'s.
+    An exact multiple gives fmod's zero (the dividend's sign), where NumPy gives the divisor's."""
+    r = np.asarray(binary_compute(np.fmod, a, b))
+    shift = (r != 0) & ((r < 0) != (np.asarray(b) < 0))
+    return np.where(shift, r + b, r).astype(r.dtype)
 
 
 def _check_int_zero_division(bd: Any, ad: Any) -> None:
@@ -274,8 +293,9 @@ def _check_int_zero_division(bd: Any, ad: Any) -> None:
 
 
 def rdiv(input: Tensor, other: Any) -> Tensor:
-    """``other / input`` for a Python scalar ``other``: torch records it as reciprocal then mul."""
-    return div(other, input)
+    """``other / input`` for a Python scalar ``other``: torch computes (and records) it as
+    ``input.reciprocal() * other``, two roundings, with or without grad."""
+    return mul(reciprocal(input), other)
 
 
 def true_divide(input: Any, other: Any) -> Tensor:
@@ -285,31 +305,15 @@ def true_divide(input: Any, other: Any) -> Tensor:
 divide = div
 
 
-class NotImplemented(Node):  # noqa: A001 - torch names this node torch::autograd::NotImplemented
-    """floor_divide has no derivative in torch; backward through it raises."""
-
-    __slots__ = ("_op",)
-
-    def name(self) -> str:
-        return "torch::autograd::NotImplemented"
-
-    def backward(self, grad: Tensor) -> tuple:
-        raise RuntimeError(f"derivative for {self._op} is not implemented")
-
-    def jvp(self, tangents: list) -> list:
-        raise NotImplementedError(f"Trying to use forward AD with {self._op} that does not "
-                                  "support it.")
-
-
 def floor_divide(input: Any, other: Any) -> Tensor:
     """Floor division; not differentiable in torch (its grad_fn raises in backward)."""
     ad, bd = binary_arrays(input, other)
     _check_int_zero_division(bd, ad)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = binary_compute(np.floor_divide, ad, bd)
-    res, node = record(NotImplemented, (input, other), out)
+    res, node = record(NotImplementedBackward, (input, other), out)
     if node is not None:
-        node._op = "aten::floor_divide"
+        node.op = "floor_divide"
         if FW.active:
             tangent_of(res)  # torch refuses a tangent input at once: run the rule now
     return res
@@ -350,11 +354,14 @@ def remainder(input: Any, other: Any) -> Tensor:
     ad, bd = binary_arrays(input, other)
     _check_int_zero_division(bd, ad)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = binary_compute(np.remainder, ad, bd)
+        if np.asarray(ad).dtype.kind == "f":
+            out = _float_remainder(ad, bd)
+        else:
+            out = binary_compute(np.remainder, ad, bd)
     if not is_tensor(input):
-        res, node = record(NotImplemented, (other,), out)
+        res, node = record(NotImplementedBackward, (other,), out)
         if node is not None:
-            node._op = "aten::remainder"
+            node.op = "remainder"
             if FW.active:
                 tangent_of(res)  # raises at once, as torch's
         return res
@@ -394,6 +401,7 @@ class PowBackward0(PointwiseNode):
     def backward(self, grad: Tensor) -> tuple:
         e = self.exponent
         if e == 0:
+            saved(self, "self_")  # unused, but freed after a backward as torch's
             return zeros_like_grad(grad),
         x = saved(self, "self_")
         return grad * e * x ** (e - 1),
@@ -430,9 +438,12 @@ class PowBackward2(PointwiseNode):
 
     def backward(self, grad: Tensor) -> tuple:
         b = self.base
+        r = saved(self, "result")
         if b == 0:
-            return grad * where(saved(self, "result") == 0, 0.0, 0.0),
-        return grad * saved(self, "result") * float(np.log(b)),
+            # torch's rule: 0 where the exponent is >= 0 (there the result, 0 ** e, is 0 or
+            # 1), else result * log(0): -inf for e < 0 (result inf), NaN for a NaN exponent
+            return where((r == 0) | (r == 1), 0.0, grad * r * -math.inf),
+        return grad * r * float(np.log(b)),
 
 
 def pow(input: Any, exponent: Any) -> Tensor:
@@ -442,10 +453,16 @@ def pow(input: Any, exponent: Any) -> Tensor:
     >>> npgrad.tensor([1., 2.]) ** 2
     tensor([1., 4.])
     """
+    if type(exponent) is int and is_tensor(input) and input._data.dtype.kind not in "fV":
+        _check_int_exponent(input._data.dtype, exponent)
     ad, bd = binary_arrays(input, exponent)
-    _check_int_negative_power(ad, bd)
     with np.errstate(all="ignore"):
-        out = binary_compute(np.power, ad, bd)
+        if np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
+            out = _int_power(ad, bd)
+        elif type(bd) is float and bd == -0.5 and ad.dtype.kind == "f":
+            out = np.reciprocal(np.sqrt(ad))  # torch's rsqrt: (-0.) ** -0.5 is -inf, not inf
+        else:
+            out = binary_compute(np.power, ad, bd)
     if not is_tensor(input):
         res = unary(PowBackward2, exponent, out)
         node = node_of(res)
@@ -461,10 +478,36 @@ def pow(input: Any, exponent: Any) -> Tensor:
     return binary(PowBackward1, input, exponent, out)
 
 
-def _check_int_negative_power(ad: Any, bd: Any) -> None:
-    kind = ad.dtype.kind if isinstance(ad, np.ndarray) else np.asarray(ad).dtype.kind
-    if kind in "iub" and np.any(np.asarray(bd) < 0) and np.asarray(bd).dtype.kind in "iu":
+# torch's C names of the integer types, as its overflow message prints them
+_C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                "int64": "int64_t"}
+
+
+def _check_int_exponent(dt: np.dtype, e: int) -> None:
+    """An integer tensor to a Python int power: torch checks the exponent itself, unwrapped
+    (Note [Python ints as scalars] in _core)."""
+    check_int_scalar(e)
+    if e > np.iinfo(np.int64).max:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if dt.kind != "b" and e > np.iinfo(dt).max:
+        raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[dt.name]} "
+                           "without overflow")
+
+
+def _int_power(base: Any, exponent: Any) -> np.ndarray:
+    """Integer powers as torch computes them: a negative exponent (from a tensor) gives
+    1 for a base of 1, +-1 for -1 and 0 otherwise, where NumPy would raise."""
+    rt = np.result_type(base, exponent)  # a (wrapped) Python int takes the tensor's dtype
+    b, e = np.asarray(base, dtype=rt), np.asarray(exponent, dtype=rt)
+    negative = e < 0
+    if not negative.any():
+        return np.power(base, exponent)
+    out = np.power(b, np.where(negative, 0, e).astype(e.dtype))
+    odd = (e % 2) != 0
+    at_negative = np.where(b == 1, 1, np.where(b == -1, np.where(odd, -1, 1), 0))
+    return np.where(negative, at_negative, out).astype(out.dtype)
 
 
 def square(input: Tensor) -> Tensor:
@@ -527,7 +570,11 @@ class SignBackward0(PointwiseNode):
 
 
 def sign(input: Tensor) -> Tensor:
-    return unary(SignBackward0, input, np.sign(input._data))
+    d = input._data
+    out = np.sign(d)
+    if d.dtype.kind == "f":  # torch: sign(nan) is 0 (and so abs' gradient there)
+        out = np.where(np.isnan(d), d.dtype.type(0), out)
+    return unary(SignBackward0, input, out)
 
 
 class ExpBackward0(PointwiseNode):
@@ -706,12 +753,18 @@ class ReluBackward0(PointwiseNode):
 
     def backward(self, grad: Tensor) -> tuple:
         # where, not a product: torch's gradient is +0. where the mask is off, never -0.
-        return where(saved(self, "result") > 0, grad, 0.0),
+        # torch zeroes it where ``result <= 0``: a NaN result passes the gradient through.
+        return where(logical_not(saved(self, "result") <= 0), grad, 0.0),
 
 
 def relu(input: Tensor) -> Tensor:
     d = input._data
-    return unary(ReluBackward0, input, np.maximum(d, d.dtype.type(0)))
+    # torch's ``x < 0 ? 0 : x``: relu(-0.) is -0. and relu(nan) is nan.  NumPy's float32 /
+    # float64 maximum returns its second operand on a tie (and propagates NaN), so zero goes
+    # first; float16's loop does not, and takes the (slower) where.
+    zero = d.dtype.type(0)
+    out = np.where(d < 0, zero, d) if d.dtype == np.float16 else np.maximum(zero, d)
+    return unary(ReluBackward0, input, out)
 
 
 class _ZeroGradUnary(PointwiseNode):
@@ -863,14 +916,25 @@ class ClampMaxBackward1(ClampMinBackward1):
         return saved(self, "self_") <= saved(self, "other")
 
 
+def _keep_ties(ufunc: Any, x: np.ndarray, bound: Any) -> np.ndarray:
+    """``ufunc(x, bound)`` (NaN from either side propagates) that keeps ``x`` where it equals
+    the bound: torch's clamp of -0. to min=0. is -0., where NumPy's maximum gives 0."""
+    out = ufunc(x, bound)
+    if out.dtype.kind == "f":
+        tie = x == bound
+        if tie.any():
+            out = np.where(tie, x, out)
+    return out
+
+
 def _clamp_scalar(cls: Any, input: Tensor, lo: Any, hi: Any) -> Tensor:
     d = input._data
     out_dt = _dtype.result_type_np(tuple(v for v in (d, lo, hi) if v is not None))
     out = d.astype(out_dt, copy=False)
     if lo is not None:
-        out = np.maximum(out, np.asarray(lo, out_dt))
+        out = _keep_ties(np.maximum, out, np.asarray(lo, out_dt))
     if hi is not None:
-        out = np.minimum(out, np.asarray(hi, out_dt))
+        out = _keep_ties(np.minimum, out, np.asarray(hi, out_dt))
     if out is d:
         out = d.copy()
     res = unary(cls, input, out)
@@ -932,24 +996,26 @@ class MaximumBackward0(PointwiseBinaryNode):
         self.self_ = SavedTensor(a)
         self.other = SavedTensor(b)
 
-    def _masks(self) -> tuple:
-        a, b = saved(self, "self_"), saved(self, "other")
-        return (a > b), (a == b)
+    def _losers(self, a: Tensor, b: Tensor) -> tuple:
+        """Where each input loses (gets +0); a NaN on either side loses nowhere."""
+        return a < b, a > b
 
     def backward(self, grad: Tensor) -> tuple:
-        wins, ties = self._masks()
-        half = grad * ties * 0.5
-        ga = grad * wins + half if self.next_functions[0][0] is not None else None
-        gb = grad * logical_not(wins | ties) + half if self.next_functions[1][0] is not None else None
+        a, b = saved(self, "self_"), saved(self, "other")
+        # torch: half the gradient to each side of a tie, +0. (never -0.) to the loser, and
+        # the whole gradient to both sides where a NaN makes both comparisons false
+        g = where(a == b, grad / 2, grad)
+        a_loses, b_loses = self._losers(a, b)
+        ga = where(a_loses, 0.0, g) if self.next_functions[0][0] is not None else None
+        gb = where(b_loses, 0.0, g) if self.next_functions[1][0] is not None else None
         return ga, gb
 
 
 class MinimumBackward0(MaximumBackward0):
     __slots__ = ()
 
-    def _masks(self) -> tuple:
-        a, b = saved(self, "self_"), saved(self, "other")
-        return (a < b), (a == b)
+    def _losers(self, a: Tensor, b: Tensor) -> tuple:
+        return a > b, a < b
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
@@ -1074,7 +1140,9 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``; LerpBackward0 (scalar weight) or 1 (tensor weight)."""
     ad, bd = binary_arrays(input, end)
     if is_tensor(weight):
-        out = ad + weight._data.astype(ad.dtype, copy=False) * (bd - ad)
+        wd = weight._data.astype(ad.dtype, copy=False)
+        with np.errstate(invalid="ignore"):
+            out = np.where(np.abs(wd) < 0.5, ad + wd * (bd - ad), bd - (bd - ad) * (1 - wd))
         res, node = record(LerpBackward1, (input, end, weight), out)
         if node is not None:
             node.self_ = SavedTensor(input) if node.next_functions[2][0] is not None else None
@@ -1082,7 +1150,11 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             node.weight = SavedTensor(weight)
         return res
     w = float(weight)
-    res, node = record(LerpBackward0, (input, end), ad + w * (bd - ad))
+    # torch's two-sided formula: from ``end`` back for weights >= 0.5 (exact at 1, and
+    # finite where a forward sum of infinities would give NaN)
+    with np.errstate(invalid="ignore"):
+        out = ad + w * (bd - ad) if -0.5 < w < 0.5 else bd - (bd - ad) * (1 - w)
+    res, node = record(LerpBackward0, (input, end), np.asarray(out, dtype=np.result_type(ad, bd)))
     if node is not None:
         node.weight = weight
     return res

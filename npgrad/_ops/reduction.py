@@ -104,8 +104,9 @@ def _count(shape: tuple, axes: tuple) -> int:
 
 
 def _acc(data: np.ndarray) -> np.ndarray:
-    """Data to reduce: float16 goes up to float32 (Note [Reductions in float16])."""
-    return data.astype(np.float32) if data.dtype == np.float16 else data
+    """Data to reduce: float16 and bfloat16 go up to float32 (Note [Reductions in float16])."""
+    return data.astype(np.float32) if data.dtype == np.float16 or data.dtype.kind == "V" \
+        else data
 
 
 def _finish(out: Any, dt: np.dtype, shape: tuple) -> np.ndarray:
@@ -225,13 +226,13 @@ def sum(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,  # noqa: A00
     if dt is not None:
         _check_autograd_dtype(input, dt)
         data = data.astype(dt, copy=False)
-    out_dt = _sum_dtype(data.dtype)
+    out_dt = _sum_dtype(data.dtype) if dt is None else dt  # an explicit dtype is the result's
     explicit = dim is not NO_DIM
     if not explicit:
         dim = None
     axes = _reduce_axes("sum", data.ndim, dim)
     shape = _out_shape(data.shape, axes, keepdim)
-    if out_dt.kind == "f":
+    if out_dt.kind in "fV":
         out = np.sum(_acc(data), axis=axes)
     else:
         out = np.sum(data, axis=axes, dtype=out_dt)
@@ -265,11 +266,11 @@ def mean(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,
     """
     data = input._data
     dt = _np_dtype_arg(dtype)
-    if dt is None and data.dtype.kind != "f":
+    if dt is None and data.dtype.kind not in "fV":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {_scalar_name(data.dtype)}")
     if dt is not None:
-        if dt.kind != "f":
+        if dt.kind not in "fV":
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be "
                                "either a floating point or complex dtype. Got: "
                                f"{_scalar_name(dt)}")
@@ -303,6 +304,10 @@ class ProdBackward0(_ReductionNode):
         zero = x._data == 0
         if not zero.any():
             return g * (_restore(saved(self, "result"), self.keep_shape) / x),
+        if type(self) is ProdBackward0 and np.count_nonzero(zero) > 1:
+            # torch's rule for the product of all elements: zeros once two of them are zero
+            # (so NaNs elsewhere do not leak in, and no second derivative flows through)
+            return _constant(np.zeros(x._data.shape, dtype=x._data.dtype)),
         # With zeros, "result / x" is useless.  The product of the others is split
         # into its nonzero part and its zero part, each written so that it stays
         # differentiable (second derivatives through the zeros are right):
@@ -349,7 +354,7 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     if dt is not None:
         _check_autograd_dtype(input, dt)
         data = data.astype(dt, copy=False)
-    out_dt = _sum_dtype(data.dtype)
+    out_dt = _sum_dtype(data.dtype) if dt is None else dt  # an explicit dtype is the result's
     if dim is None:
         axes = tuple(range(data.ndim))
     else:
@@ -493,7 +498,7 @@ class _ReturnType(tuple):
         return self[1]
 
     def __repr__(self) -> str:
-        return (f"npgrad.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
+        return (f"{_dtype.repr_prefix()}return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
                 f"indices={self[1]!r})")
 
     def __reduce__(self) -> tuple:
@@ -745,10 +750,14 @@ def norm_grad(p: float, x: Tensor, g: Tensor, r: Tensor, axes: tuple) -> Any:
     r = where(zero, 1.0, r)
     if p == 2:
         return x * where(zero, 0.0, g / r)
-    if p < 1:
-        scaled = where(zero, 0.0, g / pow(r, p - 1))
-        return sign(x) * pow(abs(x), p - 1) * scaled
     scaled = where(zero, 0.0, g / pow(r, p - 1))
+    if p < 2:
+        # torch's form for p < 2: |x|**(p - 1) is inf at x = 0 for p < 1 (torch zeroes it
+        # there) and x * |x|**(p - 2) would be 0 * inf for 1 < p < 2
+        scaled_x = sign(x) * pow(abs(x), p - 1)
+        if p < 1:
+            scaled_x = where(x == 0, 0.0, scaled_x)
+        return scaled_x * scaled
     return x * pow(abs(x), p - 2) * scaled
 
 
@@ -757,8 +766,8 @@ def _inf_norm_grad(x: Tensor, g: Tensor, r: Tensor, axes: tuple) -> Tensor:
     xd = x._data
     mask = np.abs(xd) == r._data
     count = mask.sum(axis=axes, keepdims=True) if axes else mask.astype(int)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = (mask / count).astype(xd.dtype, copy=False)
+    # No entry reaches a NaN norm: then every gradient is 0 (torch's), not 0 / 0.
+    scale = np.divide(mask, count, out=np.zeros(mask.shape, dtype=xd.dtype), where=count != 0)
     return sign(x) * g * _constant(scale)
 
 
@@ -917,7 +926,7 @@ def _cumulative(op: str, np_scan: Any, cls: Any, input: Tensor, dim: int, dtype:
     if dt is not None:
         _check_autograd_dtype(input, dt)
         data = data.astype(dt, copy=False)
-    out_dt = _sum_dtype(data.dtype)
+    out_dt = _sum_dtype(data.dtype) if dt is None else dt  # an explicit dtype is the result's
     if d is None:
         out = data.astype(out_dt)
     else:
@@ -1134,7 +1143,7 @@ def _softmax_input(op: str, input: Tensor, dim: Any, dtype: Any) -> tuple:
     dt = _np_dtype_arg(dtype)
     if dt is not None:
         data = data.astype(dt, copy=False)
-    if data.dtype.kind != "f" and data.size:
+    if data.dtype.kind not in "fV" and data.size:
         last = d is None or d == data.ndim - 1
         kernel = f"{op}_lastdim_kernel_impl" if last else f"{op}_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
@@ -1237,7 +1246,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     if dt is not None:
         _check_autograd_dtype(input, dt)
         data = data.astype(dt, copy=False)
-    out_dt = _sum_dtype(data.dtype)
+    out_dt = _sum_dtype(data.dtype) if dt is None else dt  # an explicit dtype is the result's
     axes = _reduce_axes("nansum", data.ndim, dim)
     if out_dt.kind == "f":
         out = np.nansum(_acc(data), axis=axes)
@@ -1450,6 +1459,7 @@ class VarMeanBackward0(_ReductionNode):
     saves_self = True
 
     def backward(self, grad_var: Any, grad_mean: Any = None) -> tuple:
+        saved(self, "self_")  # freed after a backward even when only the mean is used
         total = None
         if grad_var is not None:
             total = self._first(_restore(grad_var, self.keep_shape))
@@ -1542,7 +1552,7 @@ class _MinMax(tuple):
         return self[1]
 
     def __repr__(self) -> str:
-        return f"npgrad.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+        return f"{_dtype.repr_prefix()}return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
 
     def __reduce__(self) -> tuple:
         return (type(self), (self[0], self[1]))

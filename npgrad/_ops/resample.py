@@ -25,6 +25,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ._core import record
+from .allocation import guarded, wrap_int64
 from .conv import _LinearWindowNode, _linear_op, _pad, _size_str, _windows
 
 
@@ -89,6 +90,7 @@ class UpsampleBicubic2DBackwardBackward0(_LinearWindowNode):
 
 class ReflectionPad1DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True  # torch saves the input
 
 
 class ReflectionPad1DBackwardBackward0(_LinearWindowNode):
@@ -97,6 +99,7 @@ class ReflectionPad1DBackwardBackward0(_LinearWindowNode):
 
 class ReflectionPad2DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True  # torch saves the input
 
 
 class ReflectionPad2DBackwardBackward0(_LinearWindowNode):
@@ -105,6 +108,7 @@ class ReflectionPad2DBackwardBackward0(_LinearWindowNode):
 
 class ReplicationPad1DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True  # torch saves the input
 
 
 class ReplicationPad1DBackwardBackward0(_LinearWindowNode):
@@ -113,6 +117,7 @@ class ReplicationPad1DBackwardBackward0(_LinearWindowNode):
 
 class ReplicationPad2DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True  # torch saves the input
 
 
 class ReplicationPad2DBackwardBackward0(_LinearWindowNode):
@@ -121,6 +126,7 @@ class ReplicationPad2DBackwardBackward0(_LinearWindowNode):
 
 class ReflectionPad3DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True  # torch saves the input
 
 
 class ReflectionPad3DBackwardBackward0(_LinearWindowNode):
@@ -129,6 +135,7 @@ class ReflectionPad3DBackwardBackward0(_LinearWindowNode):
 
 class ReplicationPad3DBackward0(_LinearWindowNode):
     __slots__ = ()
+    holds_saved = True  # torch saves the input
 
 
 class ReplicationPad3DBackwardBackward0(_LinearWindowNode):
@@ -390,10 +397,19 @@ def constant_pad_nd(input: Tensor, pad: Any, value: float = 0.0) -> Tensor:
     for i in range(len(pad) // 2):
         if x.shape[x.ndim - 1 - i] + min(pad[2 * i], 0) + min(pad[2 * i + 1], 0) < 0:
             raise RuntimeError("narrow(): length must be non-negative.")
+    out_shape = list(x.shape)
+    for i in reversed(range(len(pad) // 2)):  # leading padded dim first, as torch checks
+        dim = x.ndim - 1 - i
+        out_shape[dim] = wrap_int64(x.shape[dim] + pad[2 * i] + pad[2 * i + 1])
+        if out_shape[dim] < 0:  # only a wrapped int64 sum gets here
+            raise RuntimeError(f"The input size {x.shape[dim]}, plus negative padding "
+                               f"{pad[2 * i]} and {pad[2 * i + 1]} resulted in a negative output "
+                               f"size, which is invalid. Check dimension {dim} of your input.")
     if value != 0 and x.dtype.kind not in "fc" and not float(value).is_integer():
         value = int(value)
     neg = tuple(-v for v in pad)
-    res, node = record(ConstantPadNdBackward0, (input,), _pad_crop(x, pad, value))
+    out = guarded(tuple(out_shape), x.dtype, lambda: _pad_crop(x, pad, value))
+    res, node = record(ConstantPadNdBackward0, (input,), out)
     if node is not None:  # its backward crops; the backward's backward pads with zeros
         node.fwd, node.adj = (lambda a: _pad_crop(a, pad, 0)), (lambda g: _pad_crop(g, neg, 0))
         node.fwd_cls = node.adj_cls = ConstantPadNdBackward0

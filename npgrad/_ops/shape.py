@@ -24,14 +24,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _dtype
-from .._device import device as _device_cls
+from .. import _bfloat16, _dtype
+from .._device import check_device, device as _device_cls
 from .._forward import FW, give_view_tangent, has_tangent
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
                        wrap)
 from ..autograd.graph import Node
-from ._core import ViewInfo, is_tensor, node_of, record, unary, view_result
+from .allocation import check_numel, guarded, wrap_int64
+from ._core import ViewInfo, check_not_freed, is_tensor, node_of, record, unary, view_result
 from ._shape_util import parse_shape, wrap_dim, wrap_dims
 
 _new = object.__new__
@@ -74,6 +75,7 @@ class ShapeNode(Node):
     __slots__ = ()
     saves_self = False  # read by ``unary`` (Note [The per-op path])
     saves_result = False
+    holds_saved = False  # Note [Saved values kept outside SavedTensor] in _core
 
 
 # -- regions: where a take reads and a place writes (Note [Views and regions]) ----------
@@ -116,6 +118,8 @@ class _TakeNode(_RegionNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        if self.holds_saved:
+            check_not_freed(self)
         return _place(grad, self.shape, self.region, self.inverse),
 
 
@@ -125,6 +129,8 @@ class _PlaceNode(_RegionNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        if self.holds_saved:
+            check_not_freed(self)
         return _take(grad, self.region, self.inverse),
 
 
@@ -174,6 +180,7 @@ class DiagonalBackwardBackward0(_PlaceNode):
 
 class GatherBackward0(_TakeNode):
     __slots__ = ()
+    holds_saved = True  # the index
 
 
 class _AddIntoNode(_PlaceNode):
@@ -188,6 +195,7 @@ class _AddIntoNode(_PlaceNode):
     __slots__ = ("alpha", "src_sizes")
 
     def backward(self, grad: Tensor) -> tuple:
+        check_not_freed(self)  # gather's, index_select's and scatter_add's index
         if len(self.next_functions) == 1:
             return _take(grad, self.region, self.inverse),
         g_src = None
@@ -244,6 +252,7 @@ class ScatterAddBackward0(_AddIntoNode):
 
 class IndexSelectBackward0(_TakeNode):
     __slots__ = ()
+    holds_saved = True  # the index
 
 
 class IndexAddBackward0(_AddIntoNode):
@@ -252,10 +261,12 @@ class IndexAddBackward0(_AddIntoNode):
 
 class IndexBackward0(_TakeNode):
     __slots__ = ()
+    holds_saved = True  # the index
 
 
 class IndexPutImplBackward0(_PlaceNode):
     __slots__ = ()
+    holds_saved = True  # the index
 
 
 for _take_cls, _place_cls in ((SelectBackward0, SelectBackwardBackward0),
@@ -323,11 +334,24 @@ def _infer_size(shape: tuple, numel: int) -> tuple:
     return shape[:infer] + (numel // known,) + shape[infer + 1:]
 
 
+# Note [Reshape without a copy on every NumPy]: `np.reshape(..., copy=False)` (which raises
+# instead of copying) exists from NumPy 2.1 on. Older NumPy gives the same answer by assigning
+# the shape of a fresh view, which raises AttributeError when the strides cannot express it.
+_RESHAPE_HAS_COPY = tuple(int(p) for p in np.__version__.split(".")[:2]) >= (2, 1)
+
+
 def _nocopy_reshape(data: np.ndarray, shape: tuple) -> np.ndarray | None:
+    if _RESHAPE_HAS_COPY:
+        try:
+            return np.reshape(data, shape, copy=False)
+        except ValueError:
+            return None
+    view = data.view()
     try:
-        return np.reshape(data, shape, copy=False)
-    except ValueError:
+        view.shape = shape
+    except AttributeError:
         return None
+    return view
 
 
 def _view_as(cls: type, input: Tensor, out: np.ndarray) -> Tensor:
@@ -365,6 +389,16 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     node = node_of(res)
     if node is not None:
         node.self_sizes = data.shape
+    return res
+
+
+def unsafe_view(input: Tensor, shape: tuple) -> Tensor:
+    """torch's ``_unsafe_view``: ``input`` (an op's fresh, contiguous result) reshaped, recorded
+    as a new tensor rather than a view (grad_fn ``UnsafeViewBackward0``)."""
+    res = unary(UnsafeViewBackward0, input, input._data.reshape(shape))
+    node = node_of(res)
+    if node is not None:
+        node.self_sizes = input._data.shape
     return res
 
 
@@ -444,6 +478,28 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     if node is not None:
         node.dims = dims
         node.self_sizes = shape
+    return res
+
+
+class SqueezeBackward4(ShapeNode):
+    """torch's in-place ``squeeze_(dim)``, applied to an op's fresh result (see ``squeeze_fresh_``)."""
+
+    __slots__ = ("self_sizes",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        return reshape(grad, self.self_sizes),
+
+
+def squeeze_fresh_(result: Tensor, shape: tuple) -> Tensor:
+    """An op's fresh result with size-1 dims dropped to ``shape`` (grad_fn ``SqueezeBackward4``).
+
+    torch ends matmul(1-D, 2-D) and quantile with an in-place ``squeeze_`` on a result
+    no one else holds; returning a new tensor over the same data is the same thing then.
+    """
+    res = unary(SqueezeBackward4, result, np.asarray(result._data.reshape(shape), order="C"))
+    node = node_of(res)
+    if node is not None:
+        node.self_sizes = result._data.shape
     return res
 
 
@@ -578,6 +634,7 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
         else:
             strides.append(data.strides[i - lead])
         out_shape.append(s)
+    check_numel(tuple(out_shape))
     out = np.lib.stride_tricks.as_strided(data, tuple(out_shape), tuple(strides),
                                           writeable=data.flags.writeable)
     return _view_as(ExpandBackward0, input, out)
@@ -606,13 +663,10 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
     padded = (1,) * (len(reps) - data.ndim) + data.shape
-    target = tuple(r * s for r, s in zip(reps, padded))
-    for r in reps:
-        if r < 0:  # torch names the first negative size of the result, not the repeat count
-            bad = next((s for s in target if s < 0), r)
-            raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
-                               f"{_shape_str(target)}")
-    out = np.tile(data.reshape(padded), reps) if reps else data.copy()
+    # int64 sizes, as torch computes them (Note [Sizes checked before allocating])
+    target = tuple(wrap_int64(r * s) for r, s in zip(reps, padded))
+    out = guarded(target, data.dtype, lambda: np.tile(data.reshape(padded), reps)
+                  if reps else data.copy())
     res = unary(RepeatBackward0, input, out)
     node = node_of(res)
     if node is not None:
@@ -1068,15 +1122,9 @@ class ToCopyBackward0(ShapeNode):
 
 
 def _check_device(dev: Any) -> None:
-    if isinstance(dev, _device_cls):
+    if isinstance(dev, (_device_cls, str, int)):
+        check_device(dev)  # Note [Devices: construct anything, use only the CPU]
         return
-    if isinstance(dev, str):
-        if dev.split(":")[0] == "cuda":
-            raise AssertionError("Torch not compiled with CUDA enabled")
-        _device_cls(dev.split(":")[0])
-        return
-    if isinstance(dev, int):
-        raise RuntimeError("Cannot access accelerator device when none is available.")
     raise TypeError(f"to() received an invalid combination of arguments - got "
                     f"({type(dev).__name__})")
 
@@ -1120,8 +1168,11 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if target == src and not copy:
         return input
     with np.errstate(all="ignore"):
-        out = input._data.astype(target, copy=True)
-    if target.kind != "f":
+        if target.kind == "V":  # bfloat16: torch's rounding and NaN bits (npgrad._bfloat16)
+            out = _bfloat16.round_from(input._data)
+        else:
+            out = input._data.astype(target, copy=True)
+    if target.kind not in "fV":
         return wrap(out, _tls.mode)
     res = unary(ToCopyBackward0, input, out)
     node = node_of(res)

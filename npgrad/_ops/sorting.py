@@ -29,7 +29,7 @@ from .._tensor import Tensor, wrap
 from ._core import SavedTensor, UnaryNode, node_of, saved, unary
 from ._shape_util import wrap_dim
 from .reduction import _EvenlyDistributeNode, _restore, _return_type, _single_dim
-from .shape import Region, ScatterAddBackward0, _place
+from .shape import Region, ScatterAddBackward0, _place, squeeze_fresh_
 
 return_type_sort = _return_type("sort")
 return_type_topk = _return_type("topk")
@@ -72,6 +72,7 @@ class _SelectNode(UnaryNode):
 
     def backward(self, grad: Tensor) -> tuple:
         if self.dim is None:  # a 0-dim input picks itself
+            saved(self, "indices")  # still freed after a backward, as torch's
             return grad,
         idx = saved(self, "indices")._data
         if not self.keepdim:
@@ -475,18 +476,6 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
 
 # -- quantile / nanquantile ----------------------------------------------------------------------
 
-class SqueezeBackward4(UnaryNode):
-    """The last step of torch's quantile (an in-place ``squeeze_``): a reshape to the result's
-    shape that is not a view.  Its backward reshapes the gradient back."""
-
-    __slots__ = ("self_sizes",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .shape import reshape
-
-        return reshape(grad, self.self_sizes),
-
-
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
@@ -555,11 +544,8 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Any, keepdim: bool, interpola
         shape = (qs.size,) + tuple(kept)
     else:
         shape = tuple(kept)
-    res = unary(SqueezeBackward4, out, np.asarray(out._data.reshape(shape), order="C"))
-    node = node_of(res)
-    if node is not None:
-        node.self_sizes = out._data.shape
-    return res
+    # torch's last step is an in-place squeeze_ of this fresh result (SqueezeBackward4)
+    return squeeze_fresh_(out, shape)
 
 
 def quantile(input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *,

@@ -17,6 +17,7 @@ from .._forward import FW, tangent_of
 from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ..autograd.forward_rules import elementwise_jvp
+from . import _erf_kernels
 from ._core import (Node, SavedTensor, binary, binary_arrays, binary_compute, is_tensor,
                     node_of, record, saved, unary)
 from ._shape_util import broadcast_shapes
@@ -191,7 +192,7 @@ arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 # -- erfc / exp2 ----------------------------------------------------------------------------
 
-_erfc_np = np.vectorize(math.erfc, otypes=[np.float64])
+_erfc_np = _erf_kernels.erfc   # Note [Vectorised erf]
 
 
 class ErfcBackward0(PointwiseNode):
@@ -269,7 +270,9 @@ class Atan2Backward0(PointwiseBinaryNode):
 
     def backward(self, grad: Tensor) -> tuple:
         x, y = saved(self, "self_"), saved(self, "other")
-        recip = (x * x + y * y).reciprocal()
+        denominator = x * x + y * y
+        # torch's rule is 0 (of the right sign) at the origin, not 0 * inf
+        recip = where(denominator == 0, 0.0, denominator.reciprocal())
         return (grad * y * recip if self.next_functions[0][0] is not None else None,
                 grad * -x * recip if self.next_functions[1][0] is not None else None)
 
@@ -386,9 +389,10 @@ class XlogyBackward2(PointwiseNode):
     saves_self = True
 
     def backward(self, grad: Tensor) -> tuple:
+        x = saved(self, "self_")  # read even where unused: freed after a backward as torch's
         g = xlogy(grad, self.other)
         if self.other <= 0:
-            g = masked_fill(g, saved(self, "self_") == 0, 0.0)
+            g = masked_fill(g, x == 0, 0.0)
         return g,
 
 

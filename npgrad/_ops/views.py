@@ -19,7 +19,7 @@ from numpy.lib.stride_tricks import as_strided as np_as_strided
 
 from .._forward import FW, has_tangent, new_tangent, share_tangent, write_tangent
 from .._tensor import Tensor, _make, edge_of
-from ._core import Node, new_node, record, view_result
+from ._core import Node, check_not_freed, new_node, record, view_result
 from .inplace import adopt_result, keep_old_value, write_inplace
 
 
@@ -176,10 +176,17 @@ class CopySlices(Node):
     def name(self) -> str:
         return "torch::autograd::CopySlices"
 
+    def _release_saved(self) -> None:
+        # As torch's: freeing the graph frees the wrapped op's saved values and the wrapped
+        # op itself is gone, so a second backward through a CopySlices always raises.
+        self.fn._release_saved()
+        super()._release_saved()
+
     def backward(self, grad: Tensor) -> tuple:
         from .broadcast import sum_to_size
         from .shape import clone
 
+        check_not_freed(self)
         grad_base = clone(grad.contiguous())
         region = as_strided(grad_base, self.geometry)
         fn_grads = self.fn.backward(clone(region))

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..._device import check_cuda_device, check_device, device
 from ..._mode import _tls, RECORDING
 from ..._tensor import Tensor, edge_of, wrap_result
 from ...autograd.graph import Node, RemovableHandle, _HookDict
@@ -561,11 +562,21 @@ class Module:
         from ... import _dtype
 
         dtype = kwargs.get("dtype")
+        dev = kwargs.get("device")
         for a in args:
             if isinstance(a, _dtype.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype = a.dtype
+            elif isinstance(a, (str, int, device)):
+                dev = a
+        if dev is not None:
+            # Note [Devices: construct anything, use only the CPU]: a bad string fails at
+            # once; a real but absent device only when there is a tensor to move
+            if not isinstance(dev, int):
+                device(dev)
+            if self._has_tensors():
+                check_device(dev)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
                             f"but got desired dtype={dtype}")
@@ -586,11 +597,22 @@ class Module:
     def half(self) -> Module:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self) -> Module:
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self) -> Module:
         return self
+
+    def cuda(self, device: Any = None) -> Module:
+        if self._has_tensors():
+            check_cuda_device(device)  # always raises: a CPU build has no CUDA
+        return self
+
+    def _has_tensors(self) -> bool:
+        return any(True for _ in itertools.chain(self.parameters(), self.buffers()))
 
     def share_memory(self) -> Module:
         return self
@@ -702,8 +724,10 @@ class Module:
         if strict:
             for key in state_dict:
                 if key.startswith(prefix) and not (has_extra and key == extra_state_key):
-                    first = key[len(prefix):].split(".", 1)[0]
-                    if first not in self._modules and first not in local_state:
+                    parts = key[len(prefix):].split(".", 1)
+                    # a dotted rest must name a submodule ("weight.extra" does not)
+                    known = self._modules if len(parts) > 1 else local_state
+                    if parts[0] not in known:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict: Any, strict: bool = True,

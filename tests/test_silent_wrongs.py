@@ -1,0 +1,365 @@
+"""Issue 12's silent wrong results, each against torch 2.13: integer tensors with out-of-range
+Python scalars, a second backward through ops that keep saved values outside SavedTensor, an
+in-place op on a view given requires_grad, integer results that must not record, reductions'
+``dtype=``, losses whose targets are all ignored, strict ``load_state_dict`` and 1-D embedding
+weights."""
+from __future__ import annotations
+
+import itertools
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import npgrad
+
+from op_table import ROWS
+from torch_oracle import assert_same_error
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn: Callable[[], Any]) -> tuple:
+    """What ``fn()`` gives: ("ok", dtype, shape, requires_grad, grad_fn name, values) or
+    ("err", exception type name, message)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = fn()
+        except Exception as e:  # noqa: BLE001 - the exception is the outcome
+            return ("err", type(e).__name__, str(e))
+    name = None if r.grad_fn is None else type(r.grad_fn).__name__
+    return ("ok", str(r.dtype).split(".")[-1], tuple(r.shape), r.requires_grad, name,
+            r.detach().numpy().copy())
+
+
+def assert_same_outcome(make: Callable[[Any], Any]) -> None:
+    """``make(lib)`` gives the same outcome in npgrad as in torch: equal values (NaNs and the
+    sign of zeros included), dtype, shape, requires_grad and grad_fn; or the same error."""
+    mine, theirs = _outcome(lambda: make(npgrad)), _outcome(lambda: make(torch))
+    assert mine[:-1] == theirs[:-1], (mine, theirs)
+    if mine[0] == "err":
+        assert mine[-1] == theirs[-1]
+        return
+    a, b = mine[-1], theirs[-1]
+    np.testing.assert_array_equal(np.isnan(a.astype(np.float64)), np.isnan(b.astype(np.float64)))
+    if a.dtype.kind == "f":
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=0)
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+# -- 1. integer tensors with out-of-range Python scalars ----------------------------------
+
+INT_VALUES = {"uint8": [0, 1, 128, 255], "int8": [-128, -1, 0, 100],
+              "int16": [-300, 0, 7, 32767], "int32": [-7, 0, 9, 2 ** 31 - 1],
+              "int64": [-5, 0, 3, 2 ** 62]}
+SCALARS = [256, -1, -129, 200, 2 ** 40, 2 ** 63, -2 ** 63, 2 ** 64, -2 ** 63 - 1, 300.0, -1.5,
+           1e20, 2 ** 31, 3]
+SCALAR_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "div": lambda t, s: t / s, "rdiv": lambda t, s: s / t,
+    "floordiv": lambda t, s: t // s, "mod": lambda t, s: t % s,
+    "rfloordiv": lambda t, s: s // t, "rmod": lambda t, s: s % t,
+    "add": lambda t, s: t + s, "radd": lambda t, s: s + t, "sub": lambda t, s: t - s,
+    "rsub": lambda t, s: s - t, "mul": lambda t, s: t * s,
+    "pow": lambda t, s: t ** s, "rpow": lambda t, s: s ** t,
+    "lt": lambda t, s: t < s, "le": lambda t, s: t <= s, "gt": lambda t, s: t > s,
+    "ge": lambda t, s: t >= s, "eq": lambda t, s: t == s, "ne": lambda t, s: t != s,
+    "div_floor": lambda t, s: t.div(s, rounding_mode="floor"),
+    "div_trunc": lambda t, s: t.div(s, rounding_mode="trunc"),
+    "fmod": lambda t, s: t.fmod(s), "remainder": lambda t, s: t.remainder(s),
+    "add_": lambda t, s: t.add_(s), "sub_": lambda t, s: t.sub_(s),
+    "mul_": lambda t, s: t.mul_(s), "div_": lambda t, s: t.div_(s),
+    "floor_divide_": lambda t, s: t.floor_divide_(s), "remainder_": lambda t, s: t.remainder_(s),
+    "fmod_": lambda t, s: t.fmod_(s), "pow_": lambda t, s: t.pow_(s),
+    "ifloordiv": lambda t, s: t.__ifloordiv__(s), "imod": lambda t, s: t.__imod__(s),
+}
+
+
+@pytest.mark.parametrize("dtype,op", list(itertools.product(INT_VALUES, SCALAR_OPS)))
+def test_integer_tensor_with_python_scalar(dtype: str, op: str) -> None:
+    for s in SCALARS:
+        assert_same_outcome(
+            lambda m: SCALAR_OPS[op](m.tensor(INT_VALUES[dtype], dtype=getattr(m, dtype)), s))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bool"])
+@pytest.mark.parametrize("op", ["div", "rdiv", "add", "mul", "pow", "lt", "add_", "div_"])
+def test_other_dtypes_with_python_scalar(dtype: str, op: str) -> None:
+    values = [True, False, True] if dtype == "bool" else [-2.5, 0.0, 3.0]
+    for s in SCALARS:
+        assert_same_outcome(
+            lambda m: SCALAR_OPS[op](m.tensor(values, dtype=getattr(m, dtype)), s))
+
+
+def test_the_issue_examples() -> None:
+    assert_same_outcome(lambda m: m.tensor([128, 255], dtype=m.uint8) / 256)
+    assert_same_outcome(lambda m: m.tensor([-128, -1, 0, 100], dtype=m.int8) / 200)
+    assert_same_outcome(lambda m: m.tensor([3, 2 ** 31 - 1], dtype=m.int32) / 2 ** 40)
+    r = npgrad.tensor([128, 255], dtype=npgrad.uint8) / 256
+    np.testing.assert_array_equal(r.numpy(), np.array([0.5, 255 / 256], dtype=np.float32))
+
+
+def test_integer_powers_with_negative_tensor_exponents() -> None:
+    assert_same_outcome(lambda m: m.tensor([2, 3, -1, 1, 0, -1]) ** m.tensor([-1, 2, -3, -5, -1, -2]))
+    assert_same_outcome(lambda m: m.pow(-1, m.tensor([-1, -2, 3])))
+    assert_same_outcome(lambda m: m.pow(3, m.tensor([-1, 0, 4], dtype=m.int16)))
+    assert_same_outcome(lambda m: m.tensor([3], dtype=m.int8) ** m.tensor(-1))
+
+
+def test_in_place_floor_divide_and_modulo_write_in_place() -> None:
+    for m in (npgrad, torch):
+        t = m.tensor([5, 7, -3])
+        alias = t
+        t //= 2
+        assert t is alias
+        t %= 3
+        assert t is alias
+        assert t.tolist() == [2, 0, 1]
+
+
+# -- 2. a second backward -----------------------------------------------------------------
+
+def _backward_twice(mod: Any, row: Any) -> tuple:
+    """Backward twice without retain_graph: ("refused" or "ran again", the leaves' gradients)."""
+    tensors = [mod.tensor(a, requires_grad=r) for a, r in zip(row.arrays(), row.rg)]
+    outs = row.fn(mod, *tensors)
+    outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+    diff = [o for o in outs if o.requires_grad]
+    if not diff:
+        return "nothing to differentiate", []
+    leaves = [t for t in tensors if t.requires_grad]
+    grads = [mod.ones_like(o) for o in diff]
+    mod.autograd.backward(diff, grads, inputs=leaves)
+    outcome = "ran again"
+    try:
+        mod.autograd.backward(diff, grads, inputs=leaves)
+    except RuntimeError as e:
+        if not str(e).startswith("Trying to backward through the graph a second time"):
+            raise
+        assert str(e) == npgrad.autograd.graph.SECOND_BACKWARD_MSG
+        outcome = "refused"
+    return outcome, [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.torch_backward], ids=lambda r: r.name)
+def test_second_backward_refused_where_torch_refuses(row: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (mine, my_grads), (theirs, their_grads) = _backward_twice(npgrad, row), _backward_twice(
+            torch, row)
+    assert mine == theirs
+    # what the refused backward had accumulated before it stopped (torch's order) stays
+    for g, tg in zip(my_grads, their_grads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            np.testing.assert_allclose(g, tg, rtol=1e-9, atol=1e-12)
+
+
+SECOND_BACKWARD_CASES = {
+    "embedding": lambda m, w: m.nn.functional.embedding(m.tensor([0, 2, 0]), w),
+    "gather": lambda m, w: w.gather(1, m.tensor([[0], [1], [0]])),
+    "advanced_index": lambda m, w: w[m.tensor([0, 2])],
+    "avg_pool2d": lambda m, w: m.nn.functional.avg_pool2d(w.reshape(1, 1, 3, 2), (1, 2)),
+    "max_pool2d": lambda m, w: m.nn.functional.max_pool2d(w.reshape(1, 1, 3, 2), (1, 2)),
+    "slice": lambda m, w: w[1:],
+    "expand": lambda m, w: w.expand(4, 3, 2),
+    "upsample_nearest": lambda m, w: m.nn.functional.interpolate(w.reshape(1, 1, 3, 2),
+                                                                 scale_factor=2),
+}
+
+
+@pytest.mark.parametrize("case", list(SECOND_BACKWARD_CASES))
+def test_second_backward_of_the_issue(case: str) -> None:
+    outcomes = []
+    for m in (npgrad, torch):
+        w = m.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        loss = SECOND_BACKWARD_CASES[case](m, w).sum()
+        loss.backward()
+        try:
+            loss.backward()
+            outcomes.append(("ran", w.grad.numpy().tolist()))
+        except RuntimeError as e:
+            outcomes.append((str(e), w.grad.numpy().tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_retain_graph_allows_a_second_backward_through_saved_indices() -> None:
+    w = npgrad.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    loss = npgrad.nn.functional.embedding(npgrad.tensor([1, 1]), w).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert w.grad.tolist() == [[0., 0.], [4., 4.]]
+
+
+# -- 3. in-place ops on a view given requires_grad ----------------------------------------
+
+LEAF_VIEW_CASES = {
+    "view_given_requires_grad": "base = m.zeros(2, 3); x = base.t(); x.requires_grad_(); x.add_(1)",
+    "view_of_that_view": "base = m.zeros(2, 3); x = base.t(); x.requires_grad_(); x[0].add_(1)",
+    "detached_given_requires_grad":
+        "leaf = m.zeros(2, requires_grad=True); d = leaf.detach(); d.requires_grad_(); d.add_(1)",
+    "view_of_a_leaf": "leaf = m.zeros(2, 3, requires_grad=True); leaf[0].mul_(2)",
+}
+
+
+@pytest.mark.parametrize("case", list(LEAF_VIEW_CASES))
+def test_in_place_on_a_view_of_a_leaf(case: str) -> None:
+    code = LEAF_VIEW_CASES[case]
+    assert_same_error(f"exec({code!r})", lambda m: {"m": m})
+
+
+def test_in_place_on_views_that_torch_allows() -> None:
+    for m in (npgrad, torch):
+        base = m.zeros(2, 3)
+        v = base[0]
+        v.copy_(m.ones(3, requires_grad=True))
+        v.add_(1)  # the base now has history: not a leaf any more
+        assert base.grad_fn.name() == "torch::autograd::CopySlices"
+        base = m.zeros(2, 3)
+        x = base.t()
+        x.requires_grad_()
+        with m.no_grad():
+            x.add_(1)
+        assert x.requires_grad and x.grad_fn is None
+
+
+# -- 4. integer results, tensor(None), reductions' dtype, all-ignored targets -----------------
+
+def test_copy_into_an_integer_tensor_records_nothing() -> None:
+    def make(m: Any) -> Any:
+        i = m.zeros(3, dtype=m.int8)
+        return i.copy_(m.tensor([1.7, -2.2, 3.9], requires_grad=True))
+    assert_same_outcome(make)
+
+    def make_view(m: Any) -> Any:
+        i = m.zeros(2, 3, dtype=m.int32)
+        i[0].copy_(m.tensor([1.7, -2.2, 3.9], requires_grad=True))
+        return i
+    assert_same_outcome(make_view)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_softmax_with_an_integer_dtype(dim: int) -> None:
+    x = np.array([[1., 2., 3.], [0., -1., 4.]])
+    for fn in ("softmax", "log_softmax"):
+        assert_same_outcome(lambda m: getattr(m.nn.functional, fn)(
+            m.tensor(x, requires_grad=True), dim, dtype=m.int64))
+
+
+def test_tensor_of_none() -> None:
+    assert_same_error("m.tensor(None)", lambda m: {"m": m})
+
+
+REDUCTIONS = {
+    "sum_int32": lambda m, x: x.sum(dtype=m.int32),
+    "sum_dim_int8": lambda m, x: x.sum(0, dtype=m.int8),
+    "sum_float64": lambda m, x: x.sum(dtype=m.float64),
+    "nansum_int16": lambda m, x: m.nansum(x, dtype=m.int16),
+    "prod_int32": lambda m, x: x.prod(dtype=m.int32),
+    "prod_dim_int16": lambda m, x: x.prod(1, dtype=m.int16),
+    "cumsum_int32": lambda m, x: x.cumsum(0, dtype=m.int32),
+    "cumprod_int16": lambda m, x: x.cumprod(1, dtype=m.int16),
+    "mean_float64": lambda m, x: x.mean(dtype=m.float64),
+    "mean_int64": lambda m, x: x.mean(dtype=m.int64),
+}
+
+
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+@pytest.mark.parametrize("source", ["float32", "int64", "uint8"])
+def test_reduction_dtype_argument(name: str, source: str) -> None:
+    data = [[1.5, 2.7, -3.2], [4.9, 5.1, 100.0]]
+    assert_same_outcome(lambda m: REDUCTIONS[name](m, m.tensor(data).to(getattr(m, source))))
+
+
+@pytest.mark.parametrize("name", ["sum_int32", "prod_int32", "cumsum_int32", "mean_int64"])
+def test_reduction_to_an_integer_dtype_with_grad(name: str) -> None:
+    data = [[1.5, 2.7, -3.2], [4.9, 5.1, 100.0]]
+    assert_same_outcome(lambda m: REDUCTIONS[name](m, m.tensor(data, requires_grad=True)))
+
+
+def _loss_and_grad(m: Any, loss: str, reduction: str, weighted: bool) -> Any:
+    x = m.tensor(np.linspace(-1.0, 1.0, 12).reshape(3, 4), requires_grad=True)
+    weight = m.tensor([1.0, 2.0, 0.5, 3.0], dtype=m.float64) if weighted else None
+    if loss == "cross_entropy":
+        out = m.nn.functional.cross_entropy(x, m.tensor([-100, -100, -100]), weight=weight,
+                                            reduction=reduction)
+    elif loss == "nll_loss":
+        out = m.nn.functional.nll_loss(x, m.tensor([1, 1, 1]), weight=weight, ignore_index=1,
+                                       reduction=reduction)
+    else:
+        out = m.nn.CrossEntropyLoss(weight=weight, ignore_index=2, reduction=reduction)(
+            x, m.tensor([2, 2, 2]))
+    out.sum().backward()
+    return out, x.grad
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss", "CrossEntropyLoss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_every_target_ignored(loss: str, reduction: str, weighted: bool) -> None:
+    assert_same_outcome(lambda m: _loss_and_grad(m, loss, reduction, weighted)[0])
+    assert_same_outcome(lambda m: _loss_and_grad(m, loss, reduction, weighted)[1])
+
+
+# -- 7. accepted where torch refuses ------------------------------------------------------------
+
+def test_strict_load_state_dict_with_a_key_below_a_parameter() -> None:
+    def env(m: Any) -> dict:
+        model = m.nn.Sequential(m.nn.Linear(2, 2))
+        sd = model.state_dict()
+        sd["0.weight.extra"] = m.zeros(1)
+        return {"model": model, "sd": sd}
+    assert_same_error("model.load_state_dict(sd)", env)
+
+
+def test_non_strict_load_state_dict_reports_a_key_below_a_parameter() -> None:
+    results = []
+    for m in (npgrad, torch):
+        model = m.nn.Sequential(m.nn.Linear(2, 2))
+        sd = model.state_dict()
+        sd["0.weight.extra"] = m.zeros(1)
+        r = model.load_state_dict(sd, strict=False)
+        results.append((list(r.missing_keys), list(r.unexpected_keys)))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("shape", [(3,), (), (2, 3, 4)])
+def test_embedding_weight_must_be_2d(shape: tuple) -> None:
+    def env(m: Any) -> dict:
+        return {"F": m.nn.functional, "i": m.tensor([0, 1]), "w": m.ones(shape)}
+    if len(shape) == 3:  # torch takes higher ranks
+        assert_same_outcome(lambda m: m.nn.functional.embedding(m.tensor([0, 1]), m.ones(shape)))
+    else:
+        assert_same_error("F.embedding(i, w)", env)
+
+
+# -- add(scalar, tensor, alpha=): alpha scales `other`, never the scalar ---------------------
+
+@pytest.mark.parametrize("scalar, values, alpha", [
+    (1.5, [1.0, 2.0], 2), (3, [1, 2], 2), (1.5, [1, 2], 2), (-2.0, [0.5, -4.0], -0.5),
+])
+def test_add_with_a_scalar_input_scales_other(scalar, values, alpha) -> None:
+    torch = pytest.importorskip("torch")
+    outs = []
+    for m in (npgrad, torch):
+        y = m.tensor(values)
+        r = m.add(scalar, y, alpha=alpha)
+        outs.append((r.tolist(), str(r.dtype).split(".")[-1]))
+    assert outs[0] == outs[1]
+    # and by hand: scalar + alpha * other
+    assert outs[0][0] == [scalar + alpha * v for v in values]
+
+
+@pytest.mark.parametrize("op", ["add", "sub"])
+@pytest.mark.parametrize("make", [
+    lambda m: (3, m.tensor([1, 2])), lambda m: (m.tensor([1, 2]), 3),
+    lambda m: (m.tensor([1, 2]), m.tensor([1, 2])), lambda m: (1.5, m.tensor([1, 2])),
+    lambda m: (m.tensor([1, 2]), 1.5), lambda m: (m.tensor([1.0, 2.0]), 1),
+], ids=["int-scalar_int", "int_int-scalar", "int_int", "float-scalar_int", "int_float-scalar",
+        "float_int-scalar"])
+def test_float_alpha_with_integral_operands(op, make) -> None:
+    pytest.importorskip("torch")
+    assert_same_outcome(lambda m: getattr(m, op)(*make(m), alpha=0.5))
