@@ -9,8 +9,10 @@ False
 """
 from __future__ import annotations
 
+import builtins  # `bool`, `int` and `float` here are npgrad's dtypes
 import importlib
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 from . import _dtype
 from ._dtype import (bool_ as bool, double, float, float16, float32, float64,  # noqa: A001
@@ -27,6 +29,7 @@ from ._creation import (  # noqa: F401
     full_like, initial_seed, is_tensor, linspace, manual_seed, numel, ones, ones_like, rand,
     rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,
 )
+from ._random import get_rng_state, set_rng_state  # noqa: F401
 from ._ops.pointwise import (  # noqa: F401
     abs, absolute, add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil,
     clamp, clamp_max, clamp_min, clip, cos, div, divide, eq, equal, exp, expm1, floor,
@@ -103,16 +106,23 @@ from .autograd.anomaly_mode import (  # noqa: E402,F401
 
 concat = concatenate = cat
 swapaxes = swapdims = transpose
-FloatTensor = DoubleTensor = LongTensor = Tensor  # legacy names used in isinstance checks
+# scripts written for torch: constants and bfloat16 here; legacy tensor classes, running as
+# torch, mixed precision and histogram load on first use (see _LAZY_NAMES) [torch-compat]
+from ._dtype import bfloat16  # noqa: E402,F401
+inf = math.inf
+nan = math.nan
+pi = math.pi
+e = math.e
+newaxis = None
 strided = "torch.strided"
 __version__ = "0.1.0"
 
 
-def is_inference(input: Tensor) -> bool:  # noqa: A002
+def is_inference(input: Tensor) -> builtins.bool:  # noqa: A002
     return input.is_inference()
 
 
-def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+def is_floating_point(input: Tensor) -> builtins.bool:  # noqa: A002
     return input.is_floating_point()
 
 
@@ -127,7 +137,18 @@ def promote_types(type1: _dtype.dtype, type2: _dtype.dtype) -> _dtype.dtype:
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "demo", "cuda", "backends", "testing", "special",
-                    "distributions", "linalg")
+                    "distributions", "linalg", "onnx", "distributed", "amp", "random",
+                    "cpu")
+# torch-level names from modules loaded on first use: name -> (module, attribute)
+_LAZY_NAMES = {"autocast": ("amp.autocast_mode", "autocast"),
+               "is_autocast_enabled": ("amp.autocast_mode", "is_autocast_enabled"),
+               "histogram": ("_histogram", "histogram"),
+               "install_as_torch": ("_torch_alias", "install_as_torch"),
+               "uninstall_as_torch": ("_torch_alias", "uninstall_as_torch")}
+# torch's legacy typed tensor classes (Note [Legacy tensor types] in npgrad._legacy_tensor)
+_LAZY_NAMES.update({name: ("_legacy_tensor", name) for name in (
+    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor")})
 # torch-level linear-algebra names -> their functions in _ops.decompositions (a large module few
 # programs need, so it is imported on first use)
 _LAZY_LINALG = {"cholesky_solve": "cholesky_solve", "det": "det", "inverse": "inv",
@@ -140,11 +161,100 @@ def __getattr__(name: str) -> Any:
     # nn, optim and utils load on first use so that `import npgrad` stays fast.
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        module, attr = _LAZY_NAMES[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
     if name in _LAZY_LINALG:
         decompositions = importlib.import_module(f"{__name__}._ops.decompositions")
         return getattr(decompositions, _LAZY_LINALG[name])
     if name in ("save", "load", "serialization"):
-        # safetensors-backed save/load: imported on first use (safetensors is an optional extra)
+        # torch's file formats and safetensors: imported on first use (npgrad.serialization)
         serialization = importlib.import_module(f"{__name__}.serialization")
         return serialization if name == "serialization" else getattr(serialization, name)
+    if name == "from_dlpack":
+        return importlib.import_module(f"{__name__}.utils.dlpack").from_dlpack
     raise AttributeError(f"module 'npgrad' has no attribute '{name}'")
+
+
+# Note [What type checkers see of the lazy names]
+# The names loaded on first use (``__getattr__`` above) are imported here for mypy and pyright
+# only (``TYPE_CHECKING`` is False at run time), so that ``torch.nn.Linear``, ``torch.det`` or
+# ``torch.save`` are typed in user code instead of ``Any``, without an import at run time.
+if TYPE_CHECKING:
+    from . import (amp as amp, backends as backends, cpu as cpu, cuda as cuda,
+                   distributed as distributed,
+                   distributions as distributions, linalg as linalg, nn as nn, onnx as onnx,
+                   optim as optim, random as random, serialization as serialization,
+                   special as special, testing as testing, utils as utils)
+    from ._histogram import histogram as histogram
+    from ._legacy_tensor import (BFloat16Tensor as BFloat16Tensor, BoolTensor as BoolTensor,
+                                 ByteTensor as ByteTensor, CharTensor as CharTensor,
+                                 DoubleTensor as DoubleTensor, FloatTensor as FloatTensor,
+                                 HalfTensor as HalfTensor, IntTensor as IntTensor,
+                                 LongTensor as LongTensor, ShortTensor as ShortTensor)
+    from ._torch_alias import (install_as_torch as install_as_torch,
+                               uninstall_as_torch as uninstall_as_torch)
+    from ._ops.decompositions import (cholesky_solve as cholesky_solve, det as det,
+                                      inv as inverse, logdet as logdet,
+                                      matrix_power as matrix_power, pinverse as pinverse,
+                                      torch_cholesky as cholesky, torch_qr as qr,
+                                      torch_slogdet as slogdet, torch_svd as svd)
+    from .amp.autocast_mode import autocast as autocast, is_autocast_enabled as is_autocast_enabled
+    from .serialization import load as load, save as save
+    from .utils.dlpack import from_dlpack as from_dlpack
+
+# The public names: torch's names that npgrad has (submodules are reached as attributes, as in
+# torch, whose __all__ lists no submodule either), and npgrad's own install_as_torch /
+# uninstall_as_torch.  tests/test_typing.py checks this list against the module and torch.
+__all__ = [
+    'abs', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv',
+    'addcmul', 'addmm', 'addmv', 'addr', 'all', 'allclose', 'amax', 'amin', 'aminmax', 'any',
+    'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh',
+    'are_deterministic_algorithms_enabled', 'argmax', 'argmin', 'argsort', 'argwhere',
+    'as_tensor', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh',
+    'atanh_', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'autocast', 'baddbmm', 'bernoulli',
+    'bfloat16', 'BFloat16Tensor', 'bincount', 'bitwise_and', 'bitwise_not', 'bitwise_or',
+    'bitwise_xor', 'block_diag', 'bmm', 'bool', 'BoolTensor', 'broadcast_tensors',
+    'broadcast_to', 'ByteTensor', 'cartesian_prod', 'cat', 'cdist', 'ceil', 'celu', 'celu_',
+    'CharTensor', 'cholesky', 'cholesky_solve', 'chunk', 'clamp', 'clamp_max', 'clamp_min',
+    'clip', 'clone', 'column_stack', 'combinations', 'concat', 'concatenate', 'cos', 'cosh',
+    'cosh_', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum',
+    'default_generator', 'det', 'detach', 'device', 'diag', 'diag_embed', 'diagflat',
+    'diagonal', 'diagonal_scatter', 'dist', 'div', 'divide', 'dot', 'double', 'DoubleTensor',
+    'dsplit', 'dstack', 'dtype', 'e', 'einsum', 'empty', 'empty_like', 'empty_strided',
+    'enable_grad', 'eq', 'equal', 'erf', 'erf_', 'erfc', 'erfc_', 'exp', 'exp2', 'exp2_',
+    'expm1', 'eye', 'flatten', 'flip', 'fliplr', 'flipud', 'float', 'float16', 'float32',
+    'float64', 'FloatTensor', 'floor', 'floor_divide', 'fmod', 'frac', 'from_dlpack',
+    'from_numpy', 'full', 'full_like', 'gather', 'ge', 'Generator', 'get_default_dtype',
+    'get_num_threads', 'get_rng_state', 'greater', 'greater_equal', 'gt', 'half', 'HalfTensor',
+    'histc', 'histogram', 'hsplit', 'hstack', 'hypot', 'index_add', 'index_copy', 'index_fill',
+    'index_put', 'index_select', 'inf', 'inference_mode', 'initial_seed', 'int', 'int16',
+    'int32', 'int64', 'int8', 'IntTensor', 'inverse', 'is_anomaly_check_nan_enabled',
+    'is_anomaly_enabled', 'is_autocast_enabled',
+    'is_deterministic_algorithms_warn_only_enabled', 'is_floating_point', 'is_grad_enabled',
+    'is_inference', 'is_inference_mode_enabled', 'is_tensor', 'isclose', 'isfinite', 'isinf',
+    'isnan', 'kron', 'kthvalue', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'load', 'log',
+    'log10', 'log1p', 'log2', 'log_softmax', 'logaddexp', 'logcumsumexp', 'logdet',
+    'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logit', 'logspace', 'logsumexp',
+    'long', 'LongTensor', 'lt', 'manual_seed', 'masked_fill', 'masked_scatter', 'masked_select',
+    'matmul', 'matrix_power', 'max', 'maximum', 'mean', 'median', 'meshgrid', 'min', 'minimum',
+    'mm', 'mode', 'moveaxis', 'movedim', 'msort', 'mul', 'multinomial', 'multiply', 'mv', 'nan',
+    'nan_to_num', 'nan_to_num_', 'nanmean', 'nanmedian', 'nanquantile', 'nansum', 'narrow',
+    'narrow_copy', 'ne', 'neg', 'negative', 'newaxis', 'no_grad', 'nonzero', 'norm', 'normal',
+    'not_equal', 'numel', 'ones', 'ones_like', 'outer', 'permute', 'pi', 'pinverse', 'poisson',
+    'pow', 'prod', 'promote_types', 'qr', 'quantile', 'rand', 'rand_like', 'randint',
+    'randint_like', 'randn', 'randn_like', 'randperm', 'ravel', 'reciprocal', 'relu',
+    'remainder', 'repeat_interleave', 'reshape', 'result_type', 'roll', 'rot90', 'round',
+    'row_stack', 'rsqrt', 'rsub', 'save', 'scatter', 'scatter_add', 'scatter_reduce', 'seed',
+    'select', 'select_scatter', 'selu', 'selu_', 'set_anomaly_enabled', 'set_default_dtype',
+    'set_grad_enabled', 'set_num_threads', 'set_printoptions', 'set_rng_state', 'short',
+    'ShortTensor', 'sigmoid', 'sign', 'sin', 'sinc', 'sinh', 'sinh_', 'Size', 'slice_scatter',
+    'slogdet', 'softmax', 'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std',
+    'std_mean', 'strided', 'sub', 'subtract', 'sum', 'svd', 'swapaxes', 'swapdims', 't', 'take',
+    'take_along_dim', 'tan', 'tanh', 'Tensor', 'tensor', 'tensor_split', 'tile', 'topk',
+    'trace', 'transpose', 'tril', 'tril_indices', 'triu', 'triu_indices', 'true_divide',
+    'trunc', 'uint8', 'unbind', 'unflatten', 'unique', 'unsqueeze',
+    'use_deterministic_algorithms', 'var', 'var_mean', 'vsplit', 'vstack', 'where', 'xlogy',
+    'xlogy_', 'zeros', 'zeros_like',
+    'install_as_torch', 'uninstall_as_torch',
+]

@@ -17,9 +17,10 @@ attribute lookup ever fails on the hot path:
 """
 from __future__ import annotations
 
+import builtins
 import warnings
 import weakref
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Union
 
 import numpy as np
 
@@ -27,8 +28,13 @@ from . import _dtype
 from ._forward import FW, flush as flush_tangents, install as install_tangent
 from ._mode import _tls, GRAD, INFERENCE, RECORDING
 from ._size import Size
+from ._storage import deepcopy_array
 from ._ops._shape_util import NO_DIM, wrap_dim
 from .autograd.graph import AccumulateGrad
+
+
+# What an operator accepts besides a tensor: a Python number (torch's ``Number``).
+_Operand = Union["Tensor", int, float, bool]
 
 
 class VersionCounter:
@@ -50,22 +56,22 @@ class TensorExtra:
                  "view_info", "name", "is_param", "tangent", "fw_pending")
 
     def __init__(self) -> None:
-        self.accumulator = None  # weakref to this leaf's AccumulateGrad
-        self.hooks = None  # leaf: _HookDict of Tensor.register_hook hooks
-        self.post_accumulate_hooks = None
+        self.accumulator: Any = None  # weakref to this leaf's AccumulateGrad
+        self.hooks: Any = None  # leaf: _HookDict of Tensor.register_hook hooks
+        self.post_accumulate_hooks: Any = None
         self.retains_grad = False
-        self.view_info = None  # ViewInfo for views (see _ops.views)
-        self.name = None
+        self.view_info: Any = None  # ViewInfo for views (see _ops.views)
+        self.name: str | None = None
         self.is_param = False
-        self.tangent = None  # forward-mode tangent (see Note [Tangents] in npgrad._forward)
-        self.fw_pending = None  # its PendingJvp while not yet computed
+        self.tangent: Tensor | None = None  # Note [Tangents] in npgrad._forward
+        self.fw_pending: Any = None  # its PendingJvp while not yet computed
 
 
 _new = object.__new__
 
 
 def _make(cls: type, data: np.ndarray, grad_fn: Any, requires_grad: bool, vc: Any) -> Tensor:
-    t = _new(cls)
+    t: Tensor = _new(cls)
     t._data = data
     t._grad_fn = grad_fn
     t._requires_grad = requires_grad
@@ -250,9 +256,9 @@ def rebuild_output(saved: Any, node: Any) -> Tensor:
 def accumulate_into_grad(leaf: Tensor, grad: Tensor) -> None:
     """AccumulateGrad's job: add ``grad`` into ``leaf.grad`` the way torch does.
 
-    The leaf's own hooks have run already (the engine runs them first, as torch does).
+    The leaf's own hooks have run already (the engine runs them first, as torch does);
+    its post-accumulate hooks run after, in ``AccumulateGrad.backward``.
     """
-    extra = leaf._extra
     old = leaf._grad
     if _tls.mode & GRAD:  # create_graph: the new .grad is part of a graph
         if old is None:
@@ -268,9 +274,6 @@ def accumulate_into_grad(leaf: Tensor, grad: Tensor) -> None:
         bump_version(old)
     else:
         leaf._grad = wrap(np.asarray(old._data + grad._data), 0)
-    if extra is not None and extra.post_accumulate_hooks:
-        for hook in list(extra.post_accumulate_hooks.values()):
-            hook(leaf)
 
 
 def _owned_copy(grad: Tensor) -> Tensor:
@@ -320,6 +323,43 @@ class Tensor:
                  "_grad", "_extra", "__weakref__")
     __array_priority__ = 1000  # numpy defers `ndarray * tensor` to Tensor.__rmul__
 
+    if TYPE_CHECKING:
+        # Note [Operators for type checkers]
+        # The hottest operators are bound to the op functions after the class (one Python
+        # frame less per `x * 2`), so type checkers cannot see them there.  They are declared
+        # here instead, for mypy and pyright only: `TYPE_CHECKING` is False at run time, so
+        # this block costs nothing and the bindings below stay the real methods.  A `.pyi`
+        # stub would hide the implementation of every other method from "go to definition"
+        # and would have to be kept in step with this file by hand; this block sits next to
+        # the methods it completes.  (`int`, `float` and `bool` are methods of Tensor, so
+        # annotations in this class spell the types `builtins.int` ...)
+        _data: np.ndarray
+        _grad_fn: Any
+        _requires_grad: builtins.bool
+        _vc: VersionCounter | None
+        _output_nr: builtins.int
+        _base: Tensor | None
+        _grad: Tensor | None
+        _extra: TensorExtra | None
+
+        def __add__(self, other: _Operand) -> Tensor: ...
+        def __radd__(self, other: _Operand) -> Tensor: ...
+        def __sub__(self, other: _Operand) -> Tensor: ...
+        def __rsub__(self, other: _Operand) -> Tensor: ...
+        def __mul__(self, other: _Operand) -> Tensor: ...
+        def __rmul__(self, other: _Operand) -> Tensor: ...
+        def __truediv__(self, other: _Operand) -> Tensor: ...
+        def __rtruediv__(self, other: _Operand) -> Tensor: ...
+        def __pow__(self, exponent: _Operand) -> Tensor: ...
+        def __matmul__(self, other: Tensor) -> Tensor: ...
+        def __neg__(self) -> Tensor: ...
+        def __eq__(self, other: Any) -> Tensor: ...  # type: ignore[override]
+        def __ne__(self, other: Any) -> Tensor: ...  # type: ignore[override]
+        def __lt__(self, other: _Operand) -> Tensor: ...
+        def __le__(self, other: _Operand) -> Tensor: ...
+        def __gt__(self, other: _Operand) -> Tensor: ...
+        def __ge__(self, other: _Operand) -> Tensor: ...
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
         # torch.Tensor(data) / torch.Tensor(2, 3): the legacy constructor, float32 always.
         if len(args) == 1 and not isinstance(args[0], int):
@@ -331,21 +371,21 @@ class Tensor:
 
     # -- autograd metadata ------------------------------------------------
     @property
-    def requires_grad(self) -> bool:
+    def requires_grad(self) -> builtins.bool:
         return self._requires_grad
 
     @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
+    def requires_grad(self, value: builtins.bool) -> None:
         if self._grad_fn is not None:
             raise RuntimeError(LEAF_REQUIRES_GRAD_MSG if not value else
                                "you can only change requires_grad flags of leaf variables.")
         value = bool(value)
-        if value and self._data.dtype.kind != "f":
+        if value and self._data.dtype.kind not in "fV":  # "V": bfloat16
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = value
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+    def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         if type(requires_grad) is not bool:
             raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
                             f"bool, not {type(requires_grad).__name__}")
@@ -353,7 +393,7 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(LEAF_REQUIRES_GRAD_MSG)
             return self
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fV":  # "V": bfloat16
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self._vc is INFERENCE_COUNTER and not _tls.mode & INFERENCE:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -370,8 +410,18 @@ class Tensor:
         return self._grad_fn
 
     @property
-    def is_leaf(self) -> bool:
+    def is_leaf(self) -> builtins.bool:
         return self.grad_fn is None
+
+    @property
+    def output_nr(self) -> builtins.int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf)."""
+        return self._output_nr
+
+    @output_nr.setter
+    def output_nr(self, value: Any) -> None:
+        raise AttributeError("attribute 'output_nr' of 'torch._C.TensorBase' objects is not "
+                             "writable")
 
     @property
     def grad(self) -> Tensor | None:
@@ -386,6 +436,8 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype "
@@ -407,7 +459,7 @@ class Tensor:
         self._grad = None
 
     @property
-    def retains_grad(self) -> bool:
+    def retains_grad(self) -> builtins.bool:
         return self._grad_fn is not None and self._extra is not None and \
             self._extra.retains_grad
 
@@ -426,14 +478,14 @@ class Tensor:
 
         return register_post_accumulate_grad_hook(self, hook)
 
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
+    def backward(self, gradient: Any = None, retain_graph: builtins.bool | None = None,
+                 create_graph: builtins.bool = False, inputs: Any = None) -> None:
         from .autograd import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     @property
-    def _version(self) -> int:
+    def _version(self) -> builtins.int:
         vc = self._vc
         if vc is None:
             return 0
@@ -441,10 +493,10 @@ class Tensor:
             raise RuntimeError("Inference tensors do not track version counter.")
         return vc.version
 
-    def is_inference(self) -> bool:
+    def is_inference(self) -> builtins.bool:
         return self._vc is INFERENCE_COUNTER
 
-    def _is_view(self) -> bool:
+    def _is_view(self) -> builtins.bool:
         return self._base is not None
 
     @property
@@ -467,7 +519,7 @@ class Tensor:
     def shape(self) -> Size:
         return Size(self._data.shape)
 
-    def size(self, dim: int | None = None) -> Any:
+    def size(self, dim: builtins.int | None = None) -> Any:
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[wrap_dim(dim, self._data.ndim)]
@@ -483,31 +535,31 @@ class Tensor:
         return cpu
 
     @property
-    def is_cuda(self) -> bool:
+    def is_cuda(self) -> builtins.bool:
         return False
 
     @property
     def layout(self) -> str:
         return "torch.strided"
 
-    def dim(self) -> int:
+    def dim(self) -> builtins.int:
         return self._data.ndim
 
     ndimension = dim
 
     @property
-    def ndim(self) -> int:
+    def ndim(self) -> builtins.int:
         return self._data.ndim
 
-    def numel(self) -> int:
+    def numel(self) -> builtins.int:
         return self._data.size
 
     nelement = numel
 
-    def element_size(self) -> int:
+    def element_size(self) -> builtins.int:
         return self._data.itemsize
 
-    def stride(self, dim: int | None = None) -> Any:
+    def stride(self, dim: builtins.int | None = None) -> Any:
         data = self._data
         if data.size == 0:  # NumPy gives empty arrays zero strides; torch, contiguous ones
             strides: tuple = ()
@@ -520,16 +572,16 @@ class Tensor:
             strides = tuple(s // item for s in data.strides)
         return strides if dim is None else strides[wrap_dim(dim, data.ndim)]
 
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self) -> builtins.bool:
         return self._data.flags.c_contiguous
 
-    def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+    def is_floating_point(self) -> builtins.bool:
+        return self._data.dtype.kind in "fV"  # "V": bfloat16 (Note [bfloat16 storage])
 
-    def is_complex(self) -> bool:
+    def is_complex(self) -> builtins.bool:
         return False
 
-    def data_ptr(self) -> int:
+    def data_ptr(self) -> builtins.int:
         return self._data.__array_interface__["data"][0]
 
     def untyped_storage(self) -> Any:
@@ -548,7 +600,7 @@ class Tensor:
     def tolist(self) -> Any:
         return self._data.tolist()
 
-    def numpy(self, *, force: bool = False) -> np.ndarray:
+    def numpy(self, *, force: builtins.bool = False) -> np.ndarray:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -566,28 +618,28 @@ class Tensor:
                           "unexpected behavior.\nConsider using tensor.detach() first.",
                           UserWarning, stacklevel=3)
 
-    def __float__(self) -> float:
+    def __float__(self) -> builtins.float:
         self._scalar_warning()
         return float(self.item())
 
-    def __int__(self) -> int:
+    def __int__(self) -> builtins.int:
         self._scalar_warning()
         return int(self.item())
 
-    def __index__(self) -> int:
+    def __index__(self) -> builtins.int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return int(self._data.reshape(()).item())
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> builtins.bool:
         if self._data.size != 1:
             if self._data.size == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()).item())
 
-    def __len__(self) -> int:
+    def __len__(self) -> builtins.int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
@@ -597,7 +649,7 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(unbind(self, 0))
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> builtins.int:
         return id(self)
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:
@@ -612,8 +664,13 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __reduce_ex__(self, protocol: int) -> Any:
-        raise TypeError("npgrad tensors are not picklable; use npgrad.save (safetensors)")
+    # -- pickle, copy and DLPack ------------------------------------------------
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # As torch's: the data, the class and requires_grad travel; grad and history do not,
+        # so a pickled non-leaf comes back a leaf.  copy.copy shares the data.
+        from .serialization._rebuild import rebuild_pickled  # serialization imports Tensor
+
+        return (rebuild_pickled, (type(self), self._data, self._requires_grad))
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         if self._grad_fn is not None:
@@ -622,11 +679,26 @@ class Tensor:
                                "attempting to deepcopy a module, this may be because of a "
                                "torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        new = _make(type(self), self._data.copy(), None, self._requires_grad, None)
+        if id(self) in memo:
+            return memo[id(self)]
+        # views copied together stay views of one copied storage (npgrad._storage)
+        new = _make(type(self), deepcopy_array(self._data, memo), None, self._requires_grad,
+                    None)
+        memo[id(self)] = new
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
-        memo[id(self)] = new
         return new
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        return self._data.__dlpack_device__()
 
     # -- autograd helpers -----------------------------------------------------
     def detach(self) -> Tensor:
@@ -645,10 +717,10 @@ class Tensor:
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         return to(self, *args, **kwargs)
 
-    def type(self, dtype: Any = None) -> Any:
-        if dtype is None:
-            return "torch." + self.dtype.legacy_type
-        return to(self, dtype)
+    def type(self, dtype: Any = None, non_blocking: builtins.bool = False, **kwargs: Any) -> Any:
+        from ._legacy_tensor import tensor_type  # above the Tensor (Note [Legacy tensor types])
+
+        return tensor_type(self, dtype, non_blocking, **kwargs)
 
     def type_as(self, other: Tensor) -> Tensor:
         return to(self, other.dtype)
@@ -680,8 +752,30 @@ class Tensor:
     def bool(self) -> Tensor:
         return to(self, _dtype.bool_)
 
-    def cpu(self) -> Tensor:
+    def bfloat16(self) -> Tensor:
+        return to(self, _dtype.bfloat16)
+
+    def cpu(self, memory_format: Any = None) -> Tensor:
         return self
+
+    def cuda(self, device: Any = None, non_blocking: builtins.bool = False,
+             memory_format: Any = None) -> Tensor:
+        from ._device import check_cuda_device
+
+        check_cuda_device(device)  # always raises: a CPU build has no CUDA
+        return self
+
+    def get_device(self) -> builtins.int:
+        return -1
+
+    def is_pinned(self, device: Any = None) -> builtins.bool:
+        return False
+
+    def histogram(self, bins: Any = 100, *, range: Any = None,  # noqa: A002
+                  weight: Any = None, density: builtins.bool = False) -> Any:
+        from ._histogram import histogram  # loaded on first use, as torch.histogram is
+
+        return histogram(self, bins, range=range, weight=weight, density=density)
 
     # -- arithmetic operators -------------------------------------------------
 
@@ -744,20 +838,26 @@ class Tensor:
 
 
     # -- in-place operators ---------------------------------------------------
-    def __iadd__(self, other: Any) -> Tensor:
+    def __iadd__(self, other: _Operand) -> Tensor:
         return add_(self, other)
 
-    def __isub__(self, other: Any) -> Tensor:
+    def __isub__(self, other: _Operand) -> Tensor:
         return sub_(self, other)
 
-    def __imul__(self, other: Any) -> Tensor:
+    def __imul__(self, other: _Operand) -> Tensor:
         return mul_(self, other)
 
-    def __itruediv__(self, other: Any) -> Tensor:
+    def __itruediv__(self, other: _Operand) -> Tensor:
         return div_(self, other)
 
-    def __ipow__(self, other: Any) -> Tensor:
+    def __ipow__(self, other: _Operand) -> Tensor:
         return pow_(self, other)
+
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return floor_divide_(self, other)
+
+    def __imod__(self, other: Any) -> Tensor:
+        return remainder_(self, other)
 
     def __getitem__(self, index: Any) -> Tensor:
         return getitem(self, index)
@@ -889,7 +989,7 @@ class Tensor:
     def ceil(self) -> Tensor:
         return ceil(self)
 
-    def round(self, *, decimals: int = 0) -> Tensor:
+    def round(self, *, decimals: builtins.int = 0) -> Tensor:
         return round(self, decimals=decimals)
 
     def trunc(self) -> Tensor:
@@ -916,15 +1016,15 @@ class Tensor:
     def ge(self, other: Any) -> Tensor:
         return ge(self, other)
 
-    def equal(self, other: Tensor) -> bool:
+    def equal(self, other: Tensor) -> builtins.bool:
         return equal(self, other)
 
-    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-                 equal_nan: bool = False) -> bool:
+    def allclose(self, other: Tensor, rtol: builtins.float = 1e-05, atol: builtins.float = 1e-08,
+                 equal_nan: builtins.bool = False) -> builtins.bool:
         return allclose(self, other, rtol, atol, equal_nan)
 
-    def isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-                equal_nan: bool = False) -> Tensor:
+    def isclose(self, other: Tensor, rtol: builtins.float = 1e-05, atol: builtins.float = 1e-08,
+                equal_nan: builtins.bool = False) -> Tensor:
         return isclose(self, other, rtol, atol, equal_nan)
 
     def isnan(self) -> Tensor:
@@ -949,61 +1049,99 @@ class Tensor:
         return logical_not(self)
 
     # -- reductions -----------------------------------------------------------
-    def sum(self, dim: Any = NO_DIM, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def sum(self, dim: Any = NO_DIM, keepdim: builtins.bool = False, *, dtype: Any = None,
+            keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim: Any = NO_DIM, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def mean(self, dim: Any = NO_DIM, keepdim: builtins.bool = False, *, dtype: Any = None,
+             keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return mean(self, dim, keepdim, dtype=dtype)
 
-    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def prod(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None,
+             keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return prod(self, dim, keepdim, dtype=dtype)
 
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+    def amax(self, dim: Any = (), keepdim: builtins.bool = False, *,
+             keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return amax(self, dim, keepdim)
 
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+    def amin(self, dim: Any = (), keepdim: builtins.bool = False, *,
+             keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return amin(self, dim, keepdim)
 
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def max(self, dim: Any = None, keepdim: builtins.bool = False, *, keepdims: Any = None) -> Any:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return max(self, dim, keepdim)
 
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def min(self, dim: Any = None, keepdim: builtins.bool = False, *, keepdims: Any = None) -> Any:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return min(self, dim, keepdim)
 
-    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: builtins.bool = False, *,
+            correction: Any = None, keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return var(self, dim, unbiased, keepdim, correction=correction)
 
-    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: builtins.bool = False, *,
+            correction: Any = None, keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return std(self, dim, unbiased, keepdim, correction=correction)
 
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
+    def logsumexp(self, dim: Any, keepdim: builtins.bool = False, *,
+                  keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return logsumexp(self, dim, keepdim)
 
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False,
              dtype: Any = None) -> Tensor:
         return norm(self, p, dim, keepdim, dtype)
 
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    def argmax(self, dim: Any = None, keepdim: builtins.bool = False, *,
+               keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return argmax(self, dim, keepdim)
 
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    def argmin(self, dim: Any = None, keepdim: builtins.bool = False, *,
+               keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return argmin(self, dim, keepdim)
 
-    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    def all(self, dim: Any = None, keepdim: builtins.bool = False, *,
+            keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return all(self, dim, keepdim)
 
-    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    def any(self, dim: Any = None, keepdim: builtins.bool = False, *,
+            keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return any(self, dim, keepdim)
 
-    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumsum(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         return cumsum(self, dim, dtype=dtype)
 
-    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
+    def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         return softmax(self, dim, dtype)
 
-    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
+    def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         return log_softmax(self, dim, dtype)
 
     # -- linear algebra -------------------------------------------------------
@@ -1054,19 +1192,19 @@ class Tensor:
     def reshape_as(self, other: Tensor) -> Tensor:
         return reshape(self, other._data.shape)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    def flatten(self, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
         return flatten(self, start_dim, end_dim)
 
-    def unflatten(self, dim: int, sizes: Any) -> Tensor:
+    def unflatten(self, dim: builtins.int, sizes: Any) -> Tensor:
         return unflatten(self, dim, sizes)
 
     def squeeze(self, dim: Any = None) -> Tensor:
         return squeeze(self, dim)
 
-    def unsqueeze(self, dim: int) -> Tensor:
+    def unsqueeze(self, dim: builtins.int) -> Tensor:
         return unsqueeze(self, dim)
 
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
+    def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
         return transpose(self, dim0, dim1)
 
     swapaxes = swapdims = transpose
@@ -1086,34 +1224,35 @@ class Tensor:
     def repeat(self, *sizes: Any) -> Tensor:
         return repeat(self, *sizes)
 
-    def split(self, split_size: Any, dim: int = 0) -> tuple:
+    def split(self, split_size: Any, dim: builtins.int = 0) -> tuple:
         return split(self, split_size, dim)
 
-    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+    def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple:
         return chunk(self, chunks, dim)
 
-    def unbind(self, dim: int = 0) -> tuple:
+    def unbind(self, dim: builtins.int = 0) -> tuple:
         return unbind(self, dim)
 
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+    def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
         return narrow(self, dim, start, length)
 
-    def select(self, dim: int, index: int) -> Tensor:
+    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
         return select(self, dim, index)
 
     def flip(self, *dims: Any) -> Tensor:
         return flip(self, *dims)
 
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    def diagonal(self, offset: builtins.int = 0, dim1: builtins.int = 0,
+                 dim2: builtins.int = 1) -> Tensor:
         return diagonal(self, offset, dim1, dim2)
 
-    def gather(self, dim: int, index: Tensor) -> Tensor:
+    def gather(self, dim: builtins.int, index: Tensor) -> Tensor:
         return gather(self, dim, index)
 
-    def index_select(self, dim: int, index: Tensor) -> Tensor:
+    def index_select(self, dim: builtins.int, index: Tensor) -> Tensor:
         return index_select(self, dim, index)
 
-    def nonzero(self, *, as_tuple: bool = False) -> Any:
+    def nonzero(self, *, as_tuple: builtins.bool = False) -> Any:
         return nonzero(self, as_tuple=as_tuple)
 
     # -- in-place methods -------------------------------------------------------
@@ -1128,6 +1267,15 @@ class Tensor:
 
     def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return div_(self, other, rounding_mode=rounding_mode)
+
+    def floor_divide_(self, other: Any) -> Tensor:
+        return floor_divide_(self, other)
+
+    def remainder_(self, other: Any) -> Tensor:
+        return remainder_(self, other)
+
+    def fmod_(self, other: Any) -> Tensor:
+        return fmod_(self, other)
 
     def pow_(self, exponent: Any) -> Tensor:
         return pow_(self, exponent)
@@ -1159,16 +1307,18 @@ class Tensor:
     def fill_(self, value: Any) -> Tensor:
         return fill_(self, value)
 
-    def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
+    def copy_(self, src: Tensor, non_blocking: builtins.bool = False) -> Tensor:
         return copy_(self, src)
 
     def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
         return masked_fill_(self, mask, value)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+    def uniform_(self, a: builtins.float = 0.0, b: builtins.float = 1.0, *,
+                 generator: Any = None) -> Tensor:
         return uniform_(self, a, b, generator=generator)
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+    def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *,
+                generator: Any = None) -> Tensor:
         return normal_(self, mean, std, generator=generator)
 
     # -- methods: special functions and activations [special] --
@@ -1231,8 +1381,8 @@ class Tensor:
     def xlogy(self, other: Any) -> Tensor:
         return xlogy(self, other)
 
-    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
-                   neginf: float | None = None) -> Tensor:
+    def nan_to_num(self, nan: builtins.float = 0.0, posinf: builtins.float | None = None,
+                   neginf: builtins.float | None = None) -> Tensor:
         return nan_to_num(self, nan, posinf, neginf)
 
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
@@ -1297,8 +1447,8 @@ class Tensor:
     def xlogy_(self, other: Any) -> Tensor:
         return xlogy_(self, other)
 
-    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None,
-                    neginf: float | None = None) -> Tensor:
+    def nan_to_num_(self, nan: builtins.float = 0.0, posinf: builtins.float | None = None,
+                    neginf: builtins.float | None = None) -> Tensor:
         return nan_to_num_(self, nan, posinf, neginf)
 
     def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
@@ -1309,48 +1459,53 @@ class Tensor:
 
     # -- methods: shape, indexing and creation [shape] --
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False, **kwargs: Any) -> Tensor:
-        return _creation.new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)
+                  requires_grad: builtins.bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_zeros(self, *size, dtype=dtype, device=device,
+                                   requires_grad=requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False, **kwargs: Any) -> Tensor:
-        return _creation.new_ones(self, *size, dtype=dtype, requires_grad=requires_grad)
+                 requires_grad: builtins.bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_ones(self, *size, dtype=dtype, device=device,
+                                  requires_grad=requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False, **kwargs: Any) -> Tensor:
-        return _creation.new_empty(self, *size, dtype=dtype, requires_grad=requires_grad)
+                  requires_grad: builtins.bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_empty(self, *size, dtype=dtype, device=device,
+                                   requires_grad=requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False, **kwargs: Any) -> Tensor:
-        return _creation.new_full(self, size, fill_value, dtype=dtype,
+                 requires_grad: builtins.bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_full(self, size, fill_value, dtype=dtype, device=device,
                                   requires_grad=requires_grad)
 
     def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None,
-                   requires_grad: bool = False, **kwargs: Any) -> Tensor:
-        return _creation.new_tensor(self, data, dtype=dtype, requires_grad=requires_grad)
+                   requires_grad: builtins.bool = False, **kwargs: Any) -> Tensor:
+        return _creation.new_tensor(self, data, dtype=dtype, device=device,
+                                    requires_grad=requires_grad)
 
-    def tril(self, diagonal: int = 0) -> Tensor:
+    def tril(self, diagonal: builtins.int = 0) -> Tensor:
         return _arrange.tril(self, diagonal)
 
-    def triu(self, diagonal: int = 0) -> Tensor:
+    def triu(self, diagonal: builtins.int = 0) -> Tensor:
         return _arrange.triu(self, diagonal)
 
-    def tril_(self, diagonal: int = 0) -> Tensor:
+    def tril_(self, diagonal: builtins.int = 0) -> Tensor:
         return _arrange.tril_(self, diagonal)
 
-    def triu_(self, diagonal: int = 0) -> Tensor:
+    def triu_(self, diagonal: builtins.int = 0) -> Tensor:
         return _arrange.triu_(self, diagonal)
 
     def roll(self, shifts: Any, dims: Any = None) -> Tensor:
         return _arrange.roll(self, shifts, dims)
 
-    def rot90(self, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+    def rot90(self, k: builtins.int = 1, dims: Any = (0, 1)) -> Tensor:
         return _arrange.rot90(self, k, dims)
 
-    def diag(self, diagonal: int = 0) -> Tensor:
+    def diag(self, diagonal: builtins.int = 0) -> Tensor:
         return _arrange.diag(self, diagonal)
 
-    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    def diag_embed(self, offset: builtins.int = 0, dim1: builtins.int = -2,
+                   dim2: builtins.int = -1) -> Tensor:
         return _arrange.diag_embed(self, offset, dim1, dim2)
 
     def trace(self) -> Tensor:
@@ -1374,45 +1529,47 @@ class Tensor:
     def masked_select(self, mask: Tensor) -> Tensor:
         return _indexing.masked_select(self, mask)
 
-    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+    def scatter(self, dim: builtins.int, index: Tensor, src: Any = None, *, value: Any = None,
                 reduce: Any = None) -> Tensor:
         return _indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
 
-    def scatter_(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+    def scatter_(self, dim: builtins.int, index: Tensor, src: Any = None, *, value: Any = None,
                  reduce: Any = None) -> Tensor:
         return _indexing.scatter_(self, dim, index, src, value=value, reduce=reduce)
 
-    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    def scatter_add(self, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
         return _indexing.scatter_add(self, dim, index, src)
 
-    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    def scatter_add_(self, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
         return _indexing.scatter_add_(self, dim, index, src)
 
-    def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                       include_self: bool = True) -> Tensor:
+    def scatter_reduce(self, dim: builtins.int, index: Tensor, src: Tensor, reduce: str, *,
+                       include_self: builtins.bool = True) -> Tensor:
         return _indexing.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
 
-    def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                        include_self: bool = True) -> Tensor:
+    def scatter_reduce_(self, dim: builtins.int, index: Tensor, src: Tensor, reduce: str, *,
+                        include_self: builtins.bool = True) -> Tensor:
         return _indexing.scatter_reduce_(self, dim, index, src, reduce,
                                          include_self=include_self)
 
-    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    def index_add(self, dim: builtins.int, index: Tensor, source: Tensor, *,
+                  alpha: Any = 1) -> Tensor:
         return _indexing.index_add(self, dim, index, source, alpha=alpha)
 
-    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    def index_add_(self, dim: builtins.int, index: Tensor, source: Tensor, *,
+                   alpha: Any = 1) -> Tensor:
         return _indexing.index_add_(self, dim, index, source, alpha=alpha)
 
-    def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    def index_copy(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
         return _indexing.index_copy(self, dim, index, source)
 
-    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    def index_copy_(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
         return _indexing.index_copy_(self, dim, index, source)
 
-    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+    def index_fill(self, dim: builtins.int, index: Tensor, value: Any) -> Tensor:
         return _indexing.index_fill(self, dim, index, value)
 
-    def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor:
+    def index_fill_(self, dim: builtins.int, index: Tensor, value: Any) -> Tensor:
         return _indexing.index_fill_(self, dim, index, value)
 
     def take(self, index: Tensor) -> Tensor:
@@ -1421,13 +1578,13 @@ class Tensor:
     def take_along_dim(self, indices: Tensor, dim: Any = None) -> Tensor:
         return _indexing.take_along_dim(self, indices, dim)
 
-    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+    def unfold(self, dimension: builtins.int, size: builtins.int, step: builtins.int) -> Tensor:
         return _indexing.unfold(self, dimension, size, step)
 
-    def index_put(self, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
+    def index_put(self, indices: Any, values: Tensor, accumulate: builtins.bool = False) -> Tensor:
         return _indexing.index_put(self, indices, values, accumulate)
 
-    def index_put_(self, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
+    def index_put_(self, indices: Any, values: Tensor, accumulate: builtins.bool = False) -> Tensor:
         return _indexing.index_put_(self, indices, values, accumulate)
 
     def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
@@ -1445,8 +1602,8 @@ class Tensor:
     def ravel(self) -> Tensor:
         return _arrange.ravel(self)
 
-    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
-        return _arrange.tensor_split(self, indices_or_sections, dim)
+    def tensor_split(self, indices_or_sections: Any, dim: builtins.int = 0) -> tuple:
+        return _arrange.tensor_split(self, indices_or_sections, dim, method=True)
 
     def hsplit(self, indices_or_sections: Any) -> tuple:
         return _arrange.hsplit(self, indices_or_sections)
@@ -1457,74 +1614,89 @@ class Tensor:
     def dsplit(self, indices_or_sections: Any) -> tuple:
         return _arrange.dsplit(self, indices_or_sections)
 
-    def select_scatter(self, src: Tensor, dim: int, index: int) -> Tensor:
+    def select_scatter(self, src: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
         return _arrange.select_scatter(self, src, dim, index)
 
-    def slice_scatter(self, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
-                      step: int = 1) -> Tensor:
+    def slice_scatter(self, src: Tensor, dim: builtins.int = 0, start: Any = None, end: Any = None,
+                      step: builtins.int = 1) -> Tensor:
         return _arrange.slice_scatter(self, src, dim, start, end, step)
 
-    def diagonal_scatter(self, src: Tensor, offset: int = 0, dim1: int = 0,
-                         dim2: int = 1) -> Tensor:
+    def diagonal_scatter(self, src: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0,
+                         dim2: builtins.int = 1) -> Tensor:
         return _arrange.diagonal_scatter(self, src, offset, dim1, dim2)
 
-    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+    def narrow_copy(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
         return _arrange.narrow_copy(self, dim, start, length)
 
-    def diagflat(self, offset: int = 0) -> Tensor:
+    def diagflat(self, offset: builtins.int = 0) -> Tensor:
         return _arrange.diagflat(self, offset)
 
     def argwhere(self) -> Tensor:
         return _arrange.argwhere(self)
 
     # -- methods: sorting, scans, reductions and products [sorting] --
-    def sort(self, dim: int = -1, descending: bool = False, **stable: Any) -> Any:
+    def sort(self, dim: builtins.int = -1, descending: builtins.bool = False, **stable: Any) -> Any:
         return sort(self, dim, descending, **stable)
 
-    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    def argsort(self, dim: builtins.int = -1, descending: builtins.bool = False, *,
+                stable: builtins.bool = False) -> Tensor:
         return argsort(self, dim, descending, stable=stable)
 
     def msort(self) -> Tensor:
         return msort(self)
 
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True,
+             sorted: builtins.bool = True) -> Any:
         return topk(self, k, dim, largest, sorted)
 
-    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    def kthvalue(self, k: builtins.int, dim: builtins.int = -1,
+                 keepdim: builtins.bool = False) -> Any:
         return kthvalue(self, k, dim, keepdim)
 
-    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def median(self, dim: Any = None, keepdim: builtins.bool = False, *,
+               keepdims: Any = None) -> Any:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return median(self, dim, keepdim)
 
-    def nanmedian(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def nanmedian(self, dim: Any = None, keepdim: builtins.bool = False, *,
+                  keepdims: Any = None) -> Any:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return nanmedian(self, dim, keepdim)
 
-    def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
+    def mode(self, dim: builtins.int = -1, keepdim: builtins.bool = False) -> Any:
         return mode(self, dim, keepdim)
 
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumprod(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         return cumprod(self, dim, dtype=dtype)
 
-    def cummax(self, dim: int) -> Any:
+    def cummax(self, dim: builtins.int) -> Any:
         return cummax(self, dim)
 
-    def cummin(self, dim: int) -> Any:
+    def cummin(self, dim: builtins.int) -> Any:
         return cummin(self, dim)
 
-    def logcumsumexp(self, dim: int) -> Tensor:
+    def logcumsumexp(self, dim: builtins.int) -> Tensor:
         return logcumsumexp(self, dim)
 
 
-    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def nansum(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None,
+               keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return nansum(self, dim, keepdim, dtype=dtype)
 
-    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def nanmean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None,
+                keepdims: Any = None) -> Tensor:
+        if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
+            keepdim = keepdims
         return nanmean(self, dim, keepdim, dtype=dtype)
 
     def count_nonzero(self, dim: Any = None) -> Tensor:
         return count_nonzero(self, dim)
 
-    def dist(self, other: Tensor, p: float = 2) -> Tensor:
+    def dist(self, other: Tensor, p: builtins.float = 2) -> Tensor:
         return dist(self, other, p)
 
     def cross(self, other: Tensor, dim: Any = None) -> Tensor:
@@ -1543,33 +1715,34 @@ class Tensor:
         return addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
-    def unique(self, sorted: bool = True, return_inverse: bool = False,
-               return_counts: bool = False, dim: Any = None) -> Any:
+    def unique(self, sorted: builtins.bool = True, return_inverse: builtins.bool = False,
+               return_counts: builtins.bool = False, dim: Any = None) -> Any:
         return unique(self, sorted, return_inverse, return_counts, dim)
 
-    def bincount(self, weights: Any = None, minlength: int = 0) -> Tensor:
+    def bincount(self, weights: Any = None, minlength: builtins.int = 0) -> Tensor:
         return bincount(self, weights, minlength)
 
-    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    def histc(self, bins: builtins.int = 100, min: builtins.float = 0,
+              max: builtins.float = 0) -> Tensor:
         return histc(self, bins, min, max)
 
 
-    def aminmax(self, *, dim: Any = None, keepdim: bool = False) -> Any:
+    def aminmax(self, *, dim: Any = None, keepdim: builtins.bool = False) -> Any:
         return aminmax(self, dim=dim, keepdim=keepdim)
 
 
-    def quantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
+    def quantile(self, q: Any, dim: Any = None, keepdim: builtins.bool = False, *,
                  interpolation: str = "linear") -> Tensor:
         return quantile(self, q, dim, keepdim, interpolation=interpolation)
 
-    def nanquantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
+    def nanquantile(self, q: Any, dim: Any = None, keepdim: builtins.bool = False, *,
                     interpolation: str = "linear") -> Tensor:
         return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
 
 
     # -- methods: devices, sampling, testing and torch.special [device] --
-    def multinomial(self, num_samples: int, replacement: bool = False, *,
+    def multinomial(self, num_samples: builtins.int, replacement: builtins.bool = False, *,
                     generator: Any = None) -> Tensor:
         return _creation.tensor_multinomial(self, num_samples, replacement, generator=generator)
 
@@ -1579,22 +1752,24 @@ class Tensor:
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         return _creation.bernoulli_(self, p, generator=generator)
 
-    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    def exponential_(self, lambd: builtins.float = 1.0, *, generator: Any = None) -> Tensor:
         return _creation.exponential_(self, lambd, generator=generator)
 
-    def geometric_(self, p: float, *, generator: Any = None) -> Tensor:
+    def geometric_(self, p: builtins.float, *, generator: Any = None) -> Tensor:
         return _creation.geometric_(self, p, generator=generator)
 
-    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
+    def log_normal_(self, mean: builtins.float = 1.0, std: builtins.float = 2.0, *,
+                    generator: Any = None) -> Tensor:
         return _creation.log_normal_(self, mean, std, generator=generator)
 
-    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
+    def cauchy_(self, median: builtins.float = 0.0, sigma: builtins.float = 1.0, *,
+                generator: Any = None) -> Tensor:
         return _creation.cauchy_(self, median, sigma, generator=generator)
 
-    def random_(self, *args: int, to: Any = None, generator: Any = None) -> Tensor:
+    def random_(self, *args: builtins.int, to: Any = None, generator: Any = None) -> Tensor:
         return _creation.random_(self, *args, to=to, generator=generator)
 
-    def logit(self, eps: float | None = None) -> Tensor:
+    def logit(self, eps: builtins.float | None = None) -> Tensor:
         return _special_ops.logit(self, eps)
 
     def sinc(self) -> Tensor:
@@ -1614,22 +1789,22 @@ class Tensor:
     def slogdet(self) -> Any:
         return _decomp().torch_slogdet(self)
 
-    def pinverse(self, rcond: float = 1e-15) -> Tensor:
+    def pinverse(self, rcond: builtins.float = 1e-15) -> Tensor:
         return _decomp().pinverse(self, rcond)
 
-    def matrix_power(self, n: int) -> Tensor:
+    def matrix_power(self, n: builtins.int) -> Tensor:
         return _decomp().matrix_power(self, n)
 
-    def cholesky_solve(self, input2: Tensor, upper: bool = False) -> Tensor:
+    def cholesky_solve(self, input2: Tensor, upper: builtins.bool = False) -> Tensor:
         return _decomp().cholesky_solve(self, input2, upper)
 
-    def cholesky(self, upper: bool = False) -> Tensor:
+    def cholesky(self, upper: builtins.bool = False) -> Tensor:
         return _decomp().torch_cholesky(self, upper)
 
-    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+    def svd(self, some: builtins.bool = True, compute_uv: builtins.bool = True) -> Any:
         return _decomp().torch_svd(self, some, compute_uv)
 
-    def qr(self, some: bool = True) -> Any:
+    def qr(self, some: builtins.bool = True) -> Any:
         return _decomp().torch_qr(self, some)
 
 
@@ -1670,8 +1845,8 @@ from ._ops.shape import (  # noqa: E402
 from ._ops.indexing import getitem, nonzero, setitem  # noqa: E402
 from ._ops import views as _views  # noqa: E402
 from ._ops.inplace import (  # noqa: E402
-    add_, clamp_, copy_, div_, exp_, fill_, masked_fill_, mul_, neg_, normal_, pow_, relu_,
-    sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,
+    add_, clamp_, copy_, div_, exp_, fill_, floor_divide_, fmod_, masked_fill_, mul_, neg_,
+    normal_, pow_, relu_, remainder_, sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,
 )
 
 # imports for methods: special functions and activations [special]
@@ -1706,19 +1881,21 @@ def _decomp() -> Any:
 
 
 # The arithmetic and comparison operators *are* the op functions (each takes the tensor
-# as its first argument): one Python frame less on the hottest path of all.
-Tensor.__add__ = Tensor.__radd__ = add
-Tensor.__sub__ = sub
-Tensor.__rsub__ = rsub
-Tensor.__mul__ = Tensor.__rmul__ = mul
-Tensor.__truediv__ = div
-Tensor.__rtruediv__ = rdiv
-Tensor.__pow__ = pow
-Tensor.__matmul__ = matmul
-Tensor.__neg__ = neg
-Tensor.__eq__ = eq  # type: ignore[assignment]
-Tensor.__ne__ = ne  # type: ignore[assignment]
-Tensor.__lt__ = lt
-Tensor.__le__ = le
-Tensor.__gt__ = gt
-Tensor.__ge__ = ge
+# as its first argument): one Python frame less on the hottest path of all.  Type checkers
+# read their declarations in the class instead (Note [Operators for type checkers]).
+if not TYPE_CHECKING:
+    Tensor.__add__ = Tensor.__radd__ = add
+    Tensor.__sub__ = sub
+    Tensor.__rsub__ = rsub
+    Tensor.__mul__ = Tensor.__rmul__ = mul
+    Tensor.__truediv__ = div
+    Tensor.__rtruediv__ = rdiv
+    Tensor.__pow__ = pow
+    Tensor.__matmul__ = matmul
+    Tensor.__neg__ = neg
+    Tensor.__eq__ = eq
+    Tensor.__ne__ = ne
+    Tensor.__lt__ = lt
+    Tensor.__le__ = le
+    Tensor.__gt__ = gt
+    Tensor.__ge__ = ge

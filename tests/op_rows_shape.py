@@ -258,3 +258,17 @@ ROWS: list[OpRow] = [
     S("unfold_step", lambda m, x: x.unfold(0, 2, 2), [(5, 3)], grad_fn="UnfoldBackward0"),
     S("unfold_of_view", lambda m, x: x.t().unfold(-1, 3, 1), [(4, 2)], grad_fn="UnfoldBackward0"),
 ]
+
+
+def _view_after_base_write(m: Any, x: Any) -> Any:
+    """A view whose base is then written in place: its grad_fn becomes AsStridedBackward0."""
+    y = x * 1
+    v = y[1:, ::2]
+    y.mul_(2)
+    return v
+
+
+# Views regenerated after an in-place write into their base (npgrad/_ops/views.py)
+ROWS += [
+    S("view_after_base_write", _view_after_base_write, [(3, 4)], grad_fn="AsStridedBackward0"),
+]

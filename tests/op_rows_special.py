@@ -141,3 +141,13 @@ ROWS: list[OpRow] = [
     A("glu_dim0", lambda m, x: _F(m).glu(x, 0), ((4, 3),), "GluBackward0"),
     A("glu_3d", lambda m, x: _F(m).glu(x, -2), ((2, 2, 3),), "GluBackward0"),
 ]
+
+# torch.special functions that had no row
+ROWS += [
+    P("logit", lambda m, x: m.logit(x), (_S,), "LogitBackward0", domain="prob"),
+    P("logit_eps", lambda m, x: m.special.logit(x, eps=0.2), (_S,), "LogitBackward0",
+      domain="prob"),
+    P("sinc", lambda m, x: m.sinc(x), (_S,), "SincBackward0", domain="nonzero"),
+    P("special_entr", lambda m, x: m.special.entr(x), (_S,), "SpecialEntrBackward0",
+      domain="positive"),
+]

@@ -412,10 +412,7 @@ REDUCTION = [
     R("matmul_3_2", lambda m, a, b: a @ b, ((5, 2, 3), (3, 4))),
     R("matmul_2_3", lambda m, a, b: a @ b, ((2, 3), (5, 3, 4))),
     R("matmul_2_3_only_b", lambda m, a, b: a @ b, ((2, 3), (5, 3, 4)), rg=(False, True)),
-    R("matmul_2_3_transpose", lambda m, a, b: a @ b, ((2, 3), (5, 3, 1)),
-      known_bug="(2, 3) @ (5, 3, 1): the result's grad_fn is TransposeBackward0 as in torch, "
-                "but npgrad's result is not a view (_is_view() False); torch's is a view",
-      bug_in=TORCH),
+    R("matmul_2_3_transpose", lambda m, a, b: a @ b, ((2, 3), (5, 3, 1))),
     R("matmul_3_1", lambda m, a, b: a @ b, ((5, 2, 3), (3,))),
     R("matmul_1_3", lambda m, a, b: a @ b, ((3,), (5, 3, 4))),
     R("matmul_1_3_only_a", lambda m, a, b: a @ b, ((3,), (5, 3, 4)), rg=(True, False)),
@@ -683,9 +680,11 @@ from op_rows_shape import ROWS as MORE_SHAPE  # noqa: E402
 from op_rows_sorting import ROWS as SORTING  # noqa: E402
 from op_rows_linalg import ROWS as LINALG  # noqa: E402
 from op_rows_vision import ROWS as VISION  # noqa: E402
+from op_rows_nn import ROWS as NN  # noqa: E402
+from op_rows_sampling import ROWS as SAMPLING  # noqa: E402
 
 ROWS: list[OpRow] = (POINTWISE + REDUCTION + SHAPE + LOSS + SPECIAL + MORE_SHAPE + SORTING + LINALG
-                     + VISION)
+                     + VISION + NN + SAMPLING)
 
 
 def _check_unique() -> None:
