@@ -36,7 +36,9 @@ EXPECTED_QUICK_ROWS = {
     "relu 10x10 [recording]", "relu 10x10 [no_grad]",
     "softmax(dim=-1) 10x10 [recording]", "softmax(dim=-1) 10x10 [no_grad]",
     "chain y*c 10k fwd+bwd", "chain y*c 100k fwd+bwd", "chain linearity (per-op 100,000 / 10,000)",
-    "train step MLP 784-256-10 b64", "train step CNN conv3x3(8)-pool-linear b32",
+    "train step MLP 784-256-10 b64", "train step GPT 2L-2H-64 b8x32 AdamW",
+    "train step CNN conv3x3(8)-pool-linear b32", "jvp MLP 784-256-10 b64 (forward AD)",
+    "gelu exact 1M float32 [no_grad]",
     "peak mem 10x1024 MLP fwd b256 [recording]", "peak mem 10x1024 MLP fwd b256 [no_grad]",
     "peak mem 10x1024 MLP fwd b256 [inference_mode]", "peak mem 10x1024 MLP train step b256",
     "cycles: graph nodes freed by refcount", "cycles: npgrad objects found by gc.collect()",
@@ -45,7 +47,8 @@ EXPECTED_QUICK_ROWS = {
 
 def run_benchmarks(tmp_path, *args: str) -> dict:
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, RUN, "--json", str(out), *args],
+    # --keep-openblas-env: tests leave the machine's OPENBLAS_* settings alone
+    proc = subprocess.run([sys.executable, RUN, "--json", str(out), "--keep-openblas-env", *args],
                           capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(out.read_text())
@@ -57,15 +60,21 @@ def test_quick_run_reports_every_benchmark(tmp_path):
     assert EXPECTED_QUICK_ROWS <= set(rows), EXPECTED_QUICK_ROWS - set(rows)
     assert not [row for row in rows.values() if row["error"]]
     assert report["meta"]["quick"] is True
+    assert report["meta"]["threads"] == [1]
     assert rows["a*b+a 1 elem [recording]"]["npgrad"] > 0
     assert rows["a*b+a 1 elem [recording]"]["numpy"] > 0
+    assert rows["gelu exact 1M float32 [no_grad]"]["npgrad"] > 0
     if HAVE_TORCH:
         assert rows["a*b+a 1 elem [recording]"]["torch"] > 0
-        assert report["meta"]["torch_threads"] >= 1
+        assert report["meta"]["torch_threads"] == 1      # the worker fixed torch's pool
+        gpt = rows["train step GPT 2L-2H-64 b8x32 AdamW"]
+        assert gpt["npgrad"] > 0 and gpt["torch"] > 0
+        assert gpt["npgrad/torch"] == pytest.approx(gpt["npgrad"] / gpt["torch"])
 
 
 def test_run_without_torch(tmp_path):
-    report = run_benchmarks(tmp_path, "--quick", "--no-torch", "--only", "a*b+a 1 elem")
+    report = run_benchmarks(tmp_path, "--quick", "--no-torch", "--libs", "npgrad,numpy",
+                            "--only", "a*b+a 1 elem")
     names = [row["name"] for row in report["results"]]
     assert names == ["a*b+a 1 elem [recording]", "a*b+a 1 elem [no_grad]",
                      "a*b+a 1 elem [inference_mode]"]

@@ -2,11 +2,14 @@
 
 They live here, with the other backend flags, and ``npgrad`` re-exports them.
 npgrad's kernels are NumPy's, which are deterministic already; the settings
-are recorded and reported back, as scripts expect.
+are recorded and reported back, as scripts expect; the thread count also sizes
+the BLAS pool (Note [Sizing the BLAS pool] in ``npgrad/_threads.py``).
 """
 from __future__ import annotations
 
 import os
+
+from .. import _threads
 
 _num_threads = os.cpu_count() or 1
 _deterministic = False
@@ -14,11 +17,13 @@ _deterministic_warn_only = False
 
 
 def set_num_threads(int: int) -> None:  # noqa: A002 - torch's argument name
-    """Record the number of intra-op threads (NumPy's own threading is left as it is).
+    """Set the number of intra-op threads: the size of the BLAS pool NumPy's matmuls use.
 
     >>> import npgrad
+    >>> before = npgrad.get_num_threads()
     >>> npgrad.set_num_threads(1); npgrad.get_num_threads()
     1
+    >>> npgrad.set_num_threads(before)
     """
     global _num_threads
     n = int
@@ -27,6 +32,7 @@ def set_num_threads(int: int) -> None:  # noqa: A002 - torch's argument name
     if n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     _num_threads = n
+    _threads.set_blas_threads(n)   # Note [Sizing the BLAS pool]
 
 
 def get_num_threads() -> int:
