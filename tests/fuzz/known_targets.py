@@ -1,0 +1,369 @@
+"""Data for tests/fuzz/known_differences.py: the targets on which each listed difference was
+seen (other error text after a bad dtype, shape or edge value; silent wrong results; refusals
+of inputs torch accepts; crashes), per kind of fuzzed argument (a bucket).
+
+Each entry: (mismatch category, or "error_text" for the error-text categories; bucket; title;
+reason; whitespace-separated targets).  A bucket is a predicate over the case (``BUCKETS`` in
+known_differences.py).  When a fix lands, delete its targets (or the entry); the comment above
+an entry is one example of it.  Recorded with torch 2.13 and the working tree of 1 Dec 2026.
+"""
+from __future__ import annotations
+
+LISTED: list[tuple[str, str, str, str, str]] = [
+    # e.g. Tensor.bfloat16[none]
+    #   npgrad returns ('tensor', (2, 3), 'bfloat16', False, array([[0.179688, 0.738281, 0.589844],
+    ('error_text', 'base', 'the valid base call itself',
+     'the valid base call already fails differently from torch',
+     """Tensor.bfloat16"""),
+    # e.g. nn.Unflatten/ctor:arg1:str
+    #   npgrad raises TypeError: unflattened_size must be tuple of ints, but found type str torch:
+    ('error_text', 'ctor', 'bad layer constructor arguments',
+     "layer constructors pass bad sizes and probabilities on without torch's checks "
+     "('Trying to create tensor with negative dimension', 'dropout probability has to "
+     "be between 0 and 1')",
+     """nn.Unflatten"""),
+    # e.g. row:sub/arg0:bool
+    #   npgrad returns ('tensor', (2, 3), 'float32', True, array([[ 0.7084336 , -1.3563255 , -1.630
+    ('error_text', 'dtype', 'an int/bool/half/other-float tensor',
+     'dtypes are not checked as torch checks them: integer/bool/half or '
+     "mixed-precision tensors are computed with NumPy's promotion where torch raises "
+     "('not implemented for 'Long'', 'expected scalar type Float but found Double'), "
+     'or fail with other text',
+     """F.adaptive_avg_pool2d F.adaptive_max_pool1d F.adaptive_max_pool2d F.avg_pool1d
+     F.avg_pool2d F.batch_norm F.bilinear F.binary_cross_entropy
+     F.binary_cross_entropy_with_logits F.conv1d F.conv2d F.conv_transpose1d
+     F.conv_transpose2d F.dropout F.dropout1d F.dropout2d F.dropout3d F.embedding F.fold
+     F.gaussian_nll_loss F.gelu F.group_norm F.hinge_embedding_loss F.huber_loss
+     F.instance_norm F.interpolate F.kl_div F.l1_loss F.layer_norm F.leaky_relu
+     F.margin_ranking_loss F.max_pool1d F.max_pool2d F.nll_loss F.pairwise_distance
+     F.relu F.relu_ F.silu F.soft_margin_loss F.triplet_margin_loss F.unfold F.upsample
+     F.upsample_bilinear F.upsample_nearest Tensor.__abs__ Tensor.__and__
+     Tensor.__invert__ Tensor.__isub__ Tensor.__or__ Tensor.__pos__ Tensor.__rand__
+     Tensor.__ror__ Tensor.__rsub__ Tensor.__rxor__ Tensor.__sub__ Tensor.__xor__
+     Tensor.abs Tensor.absolute Tensor.addbmm Tensor.addmv Tensor.allclose
+     Tensor.baddbmm Tensor.bincount Tensor.bmm Tensor.ceil Tensor.cholesky Tensor.cross
+     Tensor.dist Tensor.floor Tensor.frac Tensor.geometric_ Tensor.histc
+     Tensor.histogram Tensor.isclose Tensor.kthvalue Tensor.lerp Tensor.masked_fill
+     Tensor.masked_fill_ Tensor.median Tensor.nanmedian Tensor.nanquantile Tensor.relu
+     Tensor.relu_ Tensor.round Tensor.scatter_add Tensor.scatter_add_
+     Tensor.scatter_reduce Tensor.scatter_reduce_ Tensor.sign Tensor.sub Tensor.sub_
+     Tensor.subtract Tensor.take_along_dim Tensor.topk Tensor.trunc linalg.cross
+     linalg.lstsq linalg.solve linalg.solve_triangular nn.AdaptiveAvgPool1d
+     nn.AdaptiveAvgPool2d nn.AdaptiveMaxPool1d nn.AdaptiveMaxPool2d nn.AvgPool1d
+     nn.AvgPool2d nn.BCELoss nn.BCEWithLogitsLoss nn.BatchNorm1d nn.BatchNorm2d
+     nn.Bilinear nn.Conv1d nn.Conv2d nn.ConvTranspose1d nn.ConvTranspose2d
+     nn.CrossEntropyLoss nn.Dropout nn.Embedding nn.Fold nn.GELU nn.GRU
+     nn.GaussianNLLLoss nn.GroupNorm nn.HingeEmbeddingLoss nn.HuberLoss
+     nn.InstanceNorm1d nn.InstanceNorm2d nn.KLDivLoss nn.L1Loss nn.LSTM nn.LayerNorm
+     nn.LeakyReLU nn.MarginRankingLoss nn.MaxPool1d nn.MaxPool2d nn.NLLLoss nn.RNN
+     nn.ReLU nn.ReflectionPad1d nn.ReplicationPad2d nn.SiLU nn.SoftMarginLoss
+     nn.TripletMarginLoss nn.Unfold nn.Upsample row:abs row:abs_at_zero
+     row:adaptive_avg_pool1d row:adaptive_max_pool1d row:adaptive_max_pool2d
+     row:adaptive_max_pool2d_indices row:addbmm row:addbmm_only_batch row:addmm
+     row:addmm_beta0 row:addmm_bias row:addmv row:addmv_scaled row:avg_pool1d
+     row:avg_pool1d_pad_ceil row:baddbmm row:baddbmm_scaled row:batch_norm_eval
+     row:batch_norm_train row:batch_norm_train_no_stats row:bce_with_logits
+     row:bce_with_logits_pos_weight_none row:bce_with_logits_sum row:bilinear
+     row:bilinear_batched_nobias row:binary_cross_entropy row:binary_cross_entropy_sum
+     row:binary_cross_entropy_weight_none row:bmm row:cdist row:cdist_batch row:cdist_p1
+     row:cdist_p3 row:ceil row:clamp_tensor_broadcast row:col2im_fold
+     row:col2im_fold_stride_pad row:col2im_fold_unbatched row:conv1d_stride_groups
+     row:conv2d_dilation row:conv_transpose1d row:conv_transpose1d_groups
+     row:conv_transpose2d row:conv_transpose2d_output_padding
+     row:conv_transpose2d_unbatched_input_only row:cross row:cross_method
+     row:diagonal_scatter row:diagonal_scatter_dims row:diagonal_scatter_src_only
+     row:dist row:dist_inf row:dist_p1 row:dist_p3_broadcast row:einsum_bmm_implicit
+     row:einsum_diagonal_pair row:einsum_dot row:einsum_ellipsis
+     row:einsum_ellipsis_broadcast row:einsum_list row:einsum_mm row:einsum_rowdot
+     row:einsum_three row:einsum_transposed_out row:floor row:frac row:gaussian_nll_loss
+     row:gaussian_nll_loss_float_var row:gaussian_nll_loss_homoscedastic row:gelu
+     row:gelu_tanh row:hinge_embedding_loss row:hinge_embedding_loss_none row:huber_loss
+     row:huber_loss_delta_sum row:huber_loss_none row:im2col_unfold
+     row:im2col_unfold_unbatched row:index_fill_tensor row:interpolate_area1d
+     row:interpolate_area2d row:interpolate_bicubic row:interpolate_bicubic_align
+     row:interpolate_bilinear row:interpolate_bilinear_align_size
+     row:interpolate_bilinear_recompute row:interpolate_linear
+     row:interpolate_linear_align row:interpolate_nearest1d
+     row:interpolate_nearest2d_down row:interpolate_nearest2d_size
+     row:interpolate_nearest_exact1d row:interpolate_nearest_exact2d
+     row:kl_div_batchmean row:kl_div_log_target row:kl_div_mean row:kl_div_module
+     row:kl_div_none row:kl_div_sum_input_only row:kthvalue row:kthvalue_dim0_keep
+     row:l1_loss row:l1_loss_none row:l1_loss_sum row:layer_norm row:layer_norm_affine
+     row:leaky_relu row:leaky_relu_inplace row:lerp row:lerp_broadcast
+     row:lerp_tensor_weight row:linalg_cond row:linalg_cond_1_batch row:linalg_cond_fro
+     row:linalg_cond_m2_wide_batch row:linalg_cond_minf row:linalg_cond_nuc
+     row:linalg_cross row:linalg_eigh_abs_vectors row:linalg_lstsq
+     row:linalg_lstsq_gelsd_residuals row:linalg_lstsq_square_a_only
+     row:linalg_lstsq_wide_batch row:linalg_matrix_norm_2
+     row:linalg_matrix_norm_m2_keepdim row:linalg_matrix_norm_nuc
+     row:linalg_norm_dims_nuc row:linalg_solve row:linalg_solve_b_only
+     row:linalg_solve_batch_vector row:linalg_solve_broadcast row:linalg_solve_right
+     row:linalg_solve_triangular_lower_right row:linalg_solve_triangular_unit_batch
+     row:linalg_solve_triangular_upper row:linalg_solve_vector
+     row:linalg_svd_abs_vectors row:linalg_svd_abs_vh_wide
+     row:linalg_svd_reconstruct_tall row:linalg_svd_reconstruct_wide row:linalg_svdvals
+     row:margin_ranking_loss row:margin_ranking_loss_none row:masked_fill_tensor_value
+     row:matmul_1_3 row:matmul_1_3_only_a row:matmul_2_3 row:matmul_2_3_only_b
+     row:matmul_2_3_transpose row:matmul_3_3 row:matmul_4_3 row:matmul_batch1_squeeze
+     row:matmul_broadcast row:max_pool2d row:max_pool2d_stride_padding row:median
+     row:median_dim row:median_dim_keep row:nanmedian row:nanmedian_dim row:nanquantile
+     row:nll_loss row:nll_loss_1d row:nll_loss_2d row:nll_loss_2d_none row:nll_loss_none
+     row:nll_loss_spatial row:nll_loss_sum row:nll_loss_weight_ignore
+     row:nll_loss_weight_ignore_none row:pad_reflect1d row:pad_reflect2d
+     row:pad_reflect3d row:pad_replicate1d row:pad_replicate2d row:pad_replicate3d
+     row:pairwise_distance row:pairwise_distance_keep row:poisson_nll_loss_full row:relu
+     row:relu_at_zero row:relu_fn row:relu_functional row:round row:round_decimals
+     row:rsub_fn_scalar row:rsub_fn_scalar_alpha row:rsub_scalar row:rsub_tensor
+     row:rsub_tensor_alpha row:select_scatter row:select_scatter_neg
+     row:setitem_dup_list row:setitem_list row:setitem_mask
+     row:setitem_trivial_then_list row:setitem_view_then_list row:sign row:silu
+     row:slice_scatter row:slice_scatter_start row:soft_margin_loss
+     row:soft_margin_loss_none row:soft_margin_loss_sum row:sub row:sub_alpha
+     row:sub_broadcast row:sub_scalar row:svd_torch_abs_v row:svd_torch_no_uv
+     row:svd_torch_reconstruct row:topk row:topk_all row:topk_smallest_dim0
+     row:triplet_margin_loss row:triplet_margin_loss_swap_p1 row:trunc torch.abs
+     torch.absolute torch.addbmm torch.addmm torch.addmv torch.allclose torch.baddbmm
+     torch.bincount torch.bitwise_and torch.bitwise_not torch.bitwise_or
+     torch.bitwise_xor torch.bmm torch.cdist torch.ceil torch.cross torch.dist
+     torch.einsum torch.floor torch.frac torch.histc torch.isclose torch.kthvalue
+     torch.lerp torch.masked_fill torch.median torch.nanmedian torch.nanquantile
+     torch.relu torch.round torch.rsub torch.scatter_add torch.scatter_reduce torch.sign
+     torch.sub torch.subtract torch.take_along_dim torch.topk torch.trunc"""),
+    # e.g. row:linalg_cholesky/arg0:nan_inf
+    #   npgrad returns ('tensor', (3, 3), 'float32', True, array([[nan, 0., 0.], [nan, nan, 0.], [n
+    ('error_text', 'nan_inf', 'NaN/inf inputs',
+     "NaN/inf values make the op fail differently from torch (e.g. NumPy's cast of NaN "
+     'to an index)',
+     """Tensor.cholesky Tensor.histc Tensor.pinverse Tensor.svd linalg.cholesky
+     linalg.cond linalg.eigh linalg.eigvalsh linalg.lstsq linalg.matrix_rank linalg.pinv
+     linalg.svd linalg.svdvals row:cholesky_solve row:cholesky_solve_upper_batch
+     row:linalg_cholesky row:linalg_cholesky_upper_batch row:linalg_cond
+     row:linalg_cond_m2_wide_batch row:linalg_cond_nuc row:linalg_eigh_abs_vectors
+     row:linalg_eigh_reconstruct row:linalg_eigh_values row:linalg_eigvalsh
+     row:linalg_eigvalsh_upper_batch row:linalg_lstsq row:linalg_lstsq_gelsd_residuals
+     row:linalg_lstsq_square_a_only row:linalg_lstsq_wide_batch row:linalg_matrix_norm_2
+     row:linalg_matrix_norm_m2_keepdim row:linalg_matrix_norm_nuc
+     row:linalg_norm_dims_nuc row:linalg_pinv row:linalg_pinv_wide_batch
+     row:linalg_svd_abs_vectors row:linalg_svd_abs_vh_wide
+     row:linalg_svd_reconstruct_tall row:linalg_svd_reconstruct_wide
+     row:linalg_svd_values row:linalg_svdvals row:linalg_svdvals_wide_batch
+     row:normal_tensor_mean_std row:normal_tensor_std row:pinverse row:svd_torch_abs_v
+     row:svd_torch_no_uv row:svd_torch_reconstruct row:svd_torch_values_batch
+     torch.histc"""),
+    # e.g. row:kron/arg0:noncontig
+    #   npgrad returns ('tensor', (4, 6), 'float32', True, array([[ 0.19413331, -0.12647875, 0.3797
+    ('error_text', 'noncontig', 'non-contiguous inputs',
+     'a non-contiguous input makes the op fail differently',
+     """Tensor.kron row:kron row:kron_ranks torch.kron"""),
+    # e.g. F.batch_norm[94]/arg1:requires_grad
+    #   npgrad returns ('tensor', (4, 3), 'float32', False, array([[-0.13724539, -0.32560927, -0.24
+    ('error_text', 'requires_grad', 'inputs requiring grad',
+     'an input that requires grad makes the op fail differently (or pass where torch '
+     'raises)',
+     """F.batch_norm Tensor.__rfloordiv__ Tensor.__rmod__"""),
+    # e.g. row:clamp_tensor/arg0:empty
+    #   npgrad raises ValueError: operands could not be broadcast together with shapes (0,3) (2,3)
+    ('error_text', 'shape', 'a mismatched, empty or 0-dim shape',
+     "shapes reach NumPy unchecked ('operands could not be broadcast together', "
+     "unpacking errors) or are reported with other text than torch's size messages",
+     """F.adaptive_avg_pool2d F.adaptive_max_pool1d F.adaptive_max_pool2d F.avg_pool1d
+     F.avg_pool2d F.batch_norm F.bilinear F.conv1d F.conv2d F.conv_transpose1d
+     F.conv_transpose2d F.cross_entropy F.dropout2d F.dropout3d F.embedding F.fold
+     F.instance_norm F.linear F.lp_pool1d F.lp_pool2d F.max_pool1d F.max_pool2d
+     F.nll_loss F.scaled_dot_product_attention F.soft_margin_loss F.unfold
+     Tensor.__float__ Tensor.__getitem__ Tensor.__int__ Tensor.addbmm Tensor.addmv
+     Tensor.allclose Tensor.baddbmm Tensor.cholesky Tensor.clamp Tensor.clamp_
+     Tensor.clip Tensor.copy_ Tensor.cross Tensor.cummax Tensor.cummin Tensor.index_add
+     Tensor.index_add_ Tensor.index_copy Tensor.index_copy_ Tensor.index_fill
+     Tensor.index_fill_ Tensor.index_put Tensor.index_put_ Tensor.isclose Tensor.lerp
+     Tensor.logdet Tensor.masked_fill Tensor.masked_fill_ Tensor.masked_scatter
+     Tensor.masked_scatter_ Tensor.mv Tensor.nanquantile Tensor.narrow_copy
+     Tensor.scatter Tensor.scatter_ Tensor.scatter_add Tensor.scatter_add_
+     Tensor.scatter_reduce Tensor.scatter_reduce_ Tensor.slice_scatter Tensor.svd
+     Tensor.take linalg.lstsq linalg.solve nn.AdaptiveMaxPool1d nn.AdaptiveMaxPool2d
+     nn.AvgPool2d nn.CircularPad1d nn.CrossEntropyLoss nn.Flatten nn.Fold nn.GRU
+     nn.LPPool2d nn.LSTM nn.Linear nn.MaxPool1d nn.MaxPool2d nn.NLLLoss nn.RNN
+     nn.ReflectionPad1d nn.ReplicationPad2d nn.SoftMarginLoss nn.Unfold
+     row:adaptive_max_pool1d row:adaptive_max_pool2d row:adaptive_max_pool2d_indices
+     row:addbmm row:addbmm_only_batch row:addmv row:addmv_scaled row:baddbmm
+     row:baddbmm_scaled row:batch_norm_eval row:batch_norm_train
+     row:batch_norm_train_no_stats row:bilinear row:bilinear_batched_nobias
+     row:cholesky_solve row:cholesky_solve_upper_batch row:clamp_tensor
+     row:clamp_tensor_broadcast row:clamp_tensor_max row:clamp_tensor_min
+     row:clamp_tensor_ordered row:col2im_fold row:col2im_fold_stride_pad
+     row:col2im_fold_unbatched row:conv1d_stride_groups row:conv2d_dilation
+     row:conv_transpose1d row:conv_transpose1d_groups row:conv_transpose2d
+     row:conv_transpose2d_output_padding row:conv_transpose2d_unbatched_input_only
+     row:cross_entropy row:cross_entropy_1d row:cross_entropy_label_smoothing
+     row:cross_entropy_none row:cross_entropy_probabilities row:cross_entropy_spatial
+     row:cross_entropy_sum row:cross_entropy_weight_ignore row:cummax
+     row:einsum_ellipsis row:embedding row:expand_keep row:flatten_fn row:flatten_noop
+     row:flatten_part row:getitem_0d_tensor row:getitem_2d_index row:getitem_list
+     row:getitem_neg_int row:getitem_split_adv row:getitem_tensor row:getitem_two_lists
+     row:im2col_unfold row:im2col_unfold_unbatched row:index_add row:index_add_alpha
+     row:index_copy row:index_copy_fn row:index_copy_inplace row:index_fill_inplace
+     row:index_fill_tensor row:index_put row:index_put_accumulate
+     row:index_put_broadcast row:index_put_inplace row:index_put_inplace_accumulate
+     row:index_select row:interpolate_bicubic row:interpolate_nearest2d_down
+     row:kthvalue_dim0_keep row:lerp row:lerp_broadcast row:lerp_tensor_weight
+     row:linalg_cholesky row:linalg_cholesky_upper_batch row:linalg_eigh_abs_vectors
+     row:linalg_eigh_reconstruct row:linalg_eigh_values row:linalg_eigvalsh
+     row:linalg_eigvalsh_upper_batch row:linalg_lstsq row:linalg_lstsq_gelsd_residuals
+     row:linalg_lstsq_square_a_only row:linalg_lstsq_wide_batch row:linalg_solve
+     row:linalg_solve_b_only row:linalg_solve_batch_vector row:linalg_solve_broadcast
+     row:linalg_solve_right row:linalg_solve_vector row:logdet row:lp_pool2d
+     row:masked_fill_broadcast_mask row:masked_scatter row:masked_scatter_broadcast_mask
+     row:masked_scatter_inplace row:max_pool2d row:max_pool2d_stride_padding
+     row:meshgrid_ij row:meshgrid_xy row:mv row:nanquantile row:narrow_copy row:nll_loss
+     row:nll_loss_2d row:nll_loss_2d_none row:nll_loss_none row:nll_loss_spatial
+     row:nll_loss_sum row:nll_loss_weight_ignore row:nll_loss_weight_ignore_none
+     row:pad_circular1d row:pad_circular2d row:pad_reflect1d row:pad_reflect2d
+     row:pad_reflect3d row:pad_replicate1d row:pad_replicate2d row:pad_replicate3d
+     row:repeat_interleave_tensor row:scatter_0d_index_src row:scatter_add
+     row:scatter_add_0d_index_src row:scatter_add_fn row:scatter_add_inplace
+     row:scatter_inplace row:scatter_reduce_amax row:scatter_reduce_amax_exclude_self
+     row:scatter_reduce_amax_ties row:scatter_reduce_amin
+     row:scatter_reduce_amin_exclude_self row:scatter_reduce_dim1
+     row:scatter_reduce_inplace row:scatter_reduce_mean
+     row:scatter_reduce_mean_exclude_self row:scatter_reduce_sum
+     row:scatter_reduce_sum_exclude_self row:scatter_src row:scatter_src_only
+     row:scatter_value_kw row:setitem_dup_list row:setitem_list
+     row:setitem_trivial_then_list row:setitem_view_then_list row:slice_scatter
+     row:slice_scatter_start row:soft_margin_loss row:soft_margin_loss_none
+     row:soft_margin_loss_sum row:svd_torch_values_batch row:take row:take_0d
+     row:take_2d_index row:take_along_dim row:tensor_logdet row:unbind torch.addbmm
+     torch.addmv torch.allclose torch.baddbmm torch.clamp torch.clip torch.cross
+     torch.cummax torch.cummin torch.flip torch.index_add torch.index_copy
+     torch.index_fill torch.index_put torch.isclose torch.lerp torch.masked_fill
+     torch.masked_scatter torch.meshgrid torch.mv torch.nanquantile torch.narrow_copy
+     torch.scatter torch.scatter_add torch.scatter_reduce torch.slice_scatter torch.take"""),
+    # e.g. F.adaptive_avg_pool2d[2]
+    #   npgrad raises RuntimeError: adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [2, 3]
+    ('rejected_where_torch_accepts', 'base', 'the valid base call itself',
+     'npgrad requires more dims than torch (adaptive_avg_pool2d takes a 2-D input as '
+     '(C, H, W) in torch), so every variant of that base call differs too',
+     """F.adaptive_avg_pool2d"""),
+    # e.g. nn.Unflatten/ctor:arg0:float
+    #   npgrad raises TypeError: invalid argument type for dim parameter torch: returns ('list', ()
+    ('rejected_where_torch_accepts', 'ctor', 'bad layer constructor arguments',
+     'constructor arguments torch accepts are refused',
+     """nn.Unflatten"""),
+    # e.g. row:cosine_similarity/arg0:int64
+    #   npgrad raises RuntimeError: linalg.vector_norm: Expected a floating point or complex tensor
+    ('rejected_where_torch_accepts', 'dtype', 'an int/bool/half/other-float tensor',
+     'integer or half inputs torch promotes are refused (cosine_similarity via '
+     'vector_norm) ',
+     """F.adaptive_avg_pool2d F.cosine_similarity row:cosine_similarity
+     row:cosine_similarity_dim row:normal_tensor_mean_std"""),
+    # e.g. F.adaptive_avg_pool2d[2]/arg0:nan_inf
+    #   npgrad raises RuntimeError: adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [2, 3]
+    ('rejected_where_torch_accepts', 'nan_inf', 'NaN/inf inputs',
+     'the base call already differs (see its rule)',
+     """F.adaptive_avg_pool2d"""),
+    # e.g. row:setitem_int/arg0:noncontig
+    #   npgrad raises RuntimeError: npgrad: an in-place write through a view of a tensor in a graph
+    ('rejected_where_torch_accepts', 'noncontig', 'non-contiguous inputs',
+     'an in-place write through a view of a non-contiguous base is refused (npgrad: '
+     "'needs a C-contiguous base'); torch writes through any strides",
+     """F.adaptive_avg_pool2d row:setitem_broadcast row:setitem_int
+     row:setitem_leading_ones row:setitem_scalar row:setitem_step
+     row:setitem_view_then_list"""),
+    # e.g. F.adaptive_avg_pool2d[2]/arg0:requires_grad
+    #   npgrad raises RuntimeError: adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [2, 3]
+    ('rejected_where_torch_accepts', 'requires_grad', 'inputs requiring grad',
+     'the base call already differs',
+     """F.adaptive_avg_pool2d"""),
+    # e.g. torch.eye[13]/arg0:tensor_0d
+    #   npgrad raises OverflowError: int too big to convert torch: returns ('tensor', (2, 3), 'floa
+    ('rejected_where_torch_accepts', 'scalar', 'a bad scalar argument',
+     "0-dim tensors as sizes or counts (eye, linspace), tensors as fold's output_size, "
+     'and non-int Unflatten dims torch only checks on forward, are refused',
+     """F.fold torch.eye torch.linspace"""),
+    # e.g. row:mT/arg0:zero_dim
+    #   npgrad raises RuntimeError: tensor.mT is only supported on matrices or batches of matrices.
+    ('rejected_where_torch_accepts', 'shape', 'a mismatched, empty or 0-dim shape',
+     'edge shapes torch handles are refused: mT of a 0-dim tensor, writes into empty '
+     "tensors ('more than one element ... refers to a single memory location'), "
+     'index_add into empty inputs',
+     """F.adaptive_avg_pool2d F.cosine_similarity F.interpolate
+     F.scaled_dot_product_attention F.upsample F.upsample_nearest Tensor.cholesky
+     linalg.cond nn.Upsample row:bernoulli_inplace_tensor_p row:cosine_similarity
+     row:index_add row:index_add_inplace row:linalg_cond row:linalg_matrix_norm_2
+     row:linalg_matrix_norm_inf_dim row:mT row:setitem_broadcast
+     row:setitem_scalar_whole row:setitem_tensor_whole"""),
+    # e.g. row:smooth_l1_loss/arg0:int64
+    #   result: dtype float64 where torch gives float32
+    ('wrong_result', 'dtype', 'an int/bool/half/other-float tensor',
+     'result dtypes of integer/bool/half inputs differ (NumPy promotion: float64 where '
+     'torch gives float32; int results where torch gives float) or values differ in '
+     'half precision',
+     """F.binary_cross_entropy_with_logits F.cosine_similarity F.cross_entropy
+     F.gaussian_nll_loss F.huber_loss F.instance_norm F.kl_div F.smooth_l1_loss
+     Tensor.__rfloordiv__ Tensor.__rmod__ Tensor.addr Tensor.kthvalue
+     linalg.solve_triangular nn.BCEWithLogitsLoss nn.ConstantPad1d nn.GaussianNLLLoss
+     nn.GroupNorm nn.HuberLoss nn.KLDivLoss nn.PoissonNLLLoss nn.SmoothL1Loss row:addr
+     row:addr_scaled row:bce_with_logits row:bce_with_logits_pos_weight_none
+     row:bce_with_logits_sum row:cross_entropy_probabilities row:gaussian_nll_loss
+     row:gaussian_nll_loss_homoscedastic row:hinge_embedding_loss_none row:huber_loss
+     row:huber_loss_delta_sum row:huber_loss_none row:kl_div_batchmean
+     row:kl_div_log_target row:kl_div_mean row:kl_div_module row:kl_div_none
+     row:kl_div_sum_input_only row:linalg_solve_triangular_lower_right
+     row:linalg_solve_triangular_unit_batch row:linalg_solve_triangular_upper
+     row:smooth_l1_loss row:smooth_l1_loss_beta_sum row:smooth_l1_loss_none torch.addr
+     torch.kthvalue"""),
+    # e.g. F.lp_pool1d[32]/arg1:huge_float
+    #   result: values array([[1.], [1.]], dtype=float32) where torch gives array([[0.], [0.]], dty
+    ('wrong_result', 'huge', 'huge sizes',
+     'a huge float norm_type in lp_pool gives 1 where torch gives 0 (the power '
+     'overflows)',
+     """F.lp_pool1d F.lp_pool2d"""),
+    # e.g. row:log_softmax_dim0/arg0:nan_inf
+    #   result: values array([[ nan, nan], [ nan, -inf], [ nan, -inf]], dtype=float32) where torch
+    ('wrong_result', 'nan_inf', 'NaN/inf inputs',
+     'NaN/inf propagate differently (log_softmax and var/std with inf, mode with NaN, '
+     'sign(nan), lerp with inf)',
+     """F.gelu F.upsample_bilinear Tensor.mode Tensor.slogdet linalg.slogdet
+     linalg.solve_triangular nn.AdaptiveAvgPool1d nn.AdaptiveAvgPool2d nn.GELU
+     row:adaptive_avg_pool1d row:batch_norm_eval row:batch_norm_train row:gelu
+     row:interpolate_area1d row:interpolate_area2d row:interpolate_bicubic
+     row:interpolate_bicubic_align row:interpolate_bilinear
+     row:interpolate_bilinear_align_size row:interpolate_bilinear_recompute
+     row:interpolate_linear row:interpolate_linear_align row:linalg_multi_dot
+     row:linalg_qr row:linalg_qr_complete_square row:linalg_qr_square_batch
+     row:linalg_solve_triangular_lower_right row:linalg_solve_triangular_upper
+     row:log_softmax_dim0 row:mode row:qr_torch row:qr_torch_method_square
+     row:std_mean_dim row:var_mean_only_mean torch.mode"""),
+    # e.g. row:add_alpha/arg0:float
+    #   result: values array([[4.470523 , 1.9227948, 5.1809554], [2.1418188, 3.5825546, 2.7185292]]
+    ('wrong_result', 'non_tensor', 'a non-Tensor argument',
+     'a Python number in a tensor position is taken in another role (add(1.5, y, '
+     'alpha=2) scales the wrong operand); reflected operators return a tensor where '
+     'torch returns NotImplemented',
+     """Tensor.__rfloordiv__ Tensor.__rmod__ row:add_alpha row:add_scalar_alpha"""),
+    # e.g. optim.SGD/params:duplicate
+    #   result[0]: values array([[-0.35173184, -0.09414275, -0.48869112], [-0.31226346, -0.29327163
+    ('wrong_result', 'optim', 'optimizer arguments',
+     'a parameter listed twice is stepped differently from torch',
+     """optim.SGD"""),
+    # e.g. Tensor.histogram[0]/arg0:requires_grad
+    #   result[0]: requires_grad False where torch gives True
+    ('wrong_result', 'requires_grad', 'inputs requiring grad',
+     "requires_grad of a result differs (histogram's outputs)",
+     """Tensor.histogram"""),
+    # e.g. torch.arange[13]/arg0:bool
+    #   result: dtype float32 where torch gives int64
+    ('wrong_result', 'scalar', 'a bad scalar argument',
+     "a bool or 0-dim tensor bound changes arange's dtype (torch: int64); linspace "
+     'with a NaN/inf end point',
+     """Tensor.matrix_power linalg.matrix_power torch.arange torch.linspace
+     torch.logspace"""),
+    # e.g. row:cosine_similarity/arg0:ndim_plus
+    #   result: values array([[-0.58830154, -0.4444964 , 0.22324581, -0.20043254], [-0.58830154, -0
+    ('wrong_result', 'shape', 'a mismatched, empty or 0-dim shape',
+     "broadcasting of unusual shapes differs from torch's (cosine_similarity with an "
+     'extra dim or a 0-dim operand)',
+     """F.cosine_similarity F.pixel_unshuffle Tensor.stride nn.PixelUnshuffle
+     row:addmv_scaled row:cosine_similarity row:cosine_similarity_dim
+     row:linalg_cond_1_batch row:linalg_cond_m2_wide_batch row:linalg_lstsq_wide_batch
+     row:pixel_unshuffle"""),
+]
