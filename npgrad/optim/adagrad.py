@@ -8,8 +8,8 @@ import numpy as np
 from .._creation import _leaf
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import (Optimizer, _check_differentiable, _grad_of, _inplace, _step_tensor,
-                        _to_scalar)
+from .optimizer import (Optimizer, _check_differentiable, _fma_, _grad_of, _inplace, _step_tensor,
+                        _to_scalar, fused_multiply_add)
 
 __all__ = ["Adagrad"]
 
@@ -90,10 +90,10 @@ class Adagrad(Optimizer):
                 step = float(step_arr)
                 g = _grad_of(p, group["maximize"])
                 if wd != 0:
-                    g = g + dt(wd) * p._data
+                    g = fused_multiply_add(p._data, dt(wd), g)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 acc = _inplace(state["sum"])
-                acc += g * g
+                _fma_(acc, g, g)
                 std = np.sqrt(acc)
                 std += dt(eps)
                 param = _inplace(p)

@@ -7,8 +7,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import (Optimizer, _check_differentiable, _grad_of, _inplace, _lerp_,
-                        _step_tensor, _to_scalar, _zeros_like)
+from .optimizer import (Optimizer, _check_differentiable, _fma_, _grad_of, _inplace, _lerp_,
+                        _step_tensor, _to_scalar, _zeros_like, fused_multiply_add)
 
 __all__ = ["Adam"]
 
@@ -107,13 +107,13 @@ class Adam(Optimizer):
                         param = _inplace(p)
                         param *= dt(1 - lr * wd)
                     else:
-                        g = g + dt(wd) * p._data
+                        g = fused_multiply_add(p._data, dt(wd), g)
                 exp_avg = _inplace(state["exp_avg"])
                 _lerp_(exp_avg, g, 1 - beta1)
                 exp_avg_sq = _inplace(state["exp_avg_sq"])
                 exp_avg_sq *= dt(beta2)
                 _inplace(state["exp_avg_sq"])
-                exp_avg_sq += (dt(1 - beta2) * g) * g
+                _fma_(exp_avg_sq, dt(1 - beta2) * g, g)
                 step = float(step_arr)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step

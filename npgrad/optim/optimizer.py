@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._mode import _tls
+from .._sampling_math import fma32, fma64
 from .._tensor import Tensor, bump_version
 from .._ops.inplace import INFERENCE_INPLACE_MSG, check_inplace, refuses_inference_write
 from ..autograd.grad_mode import enable_grad
@@ -81,13 +82,35 @@ def _inplace(t: Tensor) -> np.ndarray:
     return t._data
 
 
+# Note [Optimizer arithmetic rounds as torch's kernels do]: torch's CPU kernels for
+# `add(other, alpha=)`, `addcmul` and `lerp` compute `a * b + c` as one fused multiply-add
+# (their vectorised loops use FMA instructions, tails included), while `addcdiv` rounds its
+# product and quotient separately. An optimizer step that rounds twice where torch rounds once
+# drifts from torch's trajectory in the last bit after one step, so the optimizers compute
+# every such update with `fused_multiply_add` (exact for float32 and float64).
+
+def fused_multiply_add(a: Any, b: Any, c: Any) -> np.ndarray:
+    """``a * b + c`` rounded once, in the dtype of ``c`` (float32/float64; others round twice)."""
+    dt = np.asarray(c).dtype
+    if dt == np.float32:
+        return fma32(a, b, c)
+    if dt == np.float64:
+        return fma64(a, b, c)
+    return a * b + c
+
+
+def _fma_(self: np.ndarray, a: Any, b: Any) -> None:
+    """``self += a * b`` rounded once (Note [Optimizer arithmetic rounds as torch's kernels do])."""
+    self[...] = fused_multiply_add(a, b, self)
+
+
 def _lerp_(self: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """``self.lerp_(end, weight)`` with torch's two-sided formula (exact at both ends)."""
+    """``self.lerp_(end, weight)`` with torch's two-sided formula (exact at both ends), fused."""
     w = self.dtype.type(weight)
     if abs(weight) < 0.5:
-        self += w * (end - self)
+        _fma_(self, w, end - self)
     else:
-        np.subtract(end, (end - self) * (self.dtype.type(1) - w), out=self)
+        self[...] = fused_multiply_add(self - end, self.dtype.type(1) - w, end)
 
 
 def _step_tensor(value: float) -> Tensor:

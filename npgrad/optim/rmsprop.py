@@ -7,8 +7,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import (Optimizer, _check_differentiable, _grad_of, _inplace, _lerp_,
-                        _step_tensor, _to_scalar, _zeros_like)
+from .optimizer import (Optimizer, _check_differentiable, _fma_, _grad_of, _inplace, _lerp_,
+                        _step_tensor, _to_scalar, _zeros_like, fused_multiply_add)
 
 __all__ = ["RMSprop"]
 
@@ -81,15 +81,15 @@ class RMSprop(Optimizer):
                 step_arr = _inplace(state["step"])
                 step_arr += 1
                 if wd != 0:
-                    g = g + dt(wd) * p._data
+                    g = fused_multiply_add(p._data, dt(wd), g)
                 square_avg = _inplace(state["square_avg"])
                 square_avg *= dt(alpha)
                 _inplace(state["square_avg"])
-                square_avg += (dt(1 - alpha) * g) * g
+                _fma_(square_avg, dt(1 - alpha) * g, g)
                 if centered:
                     grad_avg = _inplace(state["grad_avg"])
                     _lerp_(grad_avg, g, 1 - alpha)
-                    avg = np.sqrt(square_avg + (dt(-1) * grad_avg) * grad_avg)
+                    avg = np.sqrt(fused_multiply_add(-grad_avg, grad_avg, square_avg))
                 else:
                     avg = np.sqrt(square_avg)
                 avg += dt(eps)
@@ -99,7 +99,7 @@ class RMSprop(Optimizer):
                     buf *= dt(momentum)
                     _inplace(state["momentum_buffer"])
                     buf += g / avg
-                    param += dt(-lr) * buf
+                    _fma_(param, buf, dt(-lr))
                 else:
                     param += (dt(-lr) * g) / avg
         return loss

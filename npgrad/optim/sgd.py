@@ -6,7 +6,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_differentiable, _grad_of, _inplace, _to_scalar
+from .optimizer import (Optimizer, _check_differentiable, _fma_, _grad_of, _inplace, _to_scalar,
+                        fused_multiply_add)
 
 __all__ = ["SGD"]
 
@@ -69,7 +70,7 @@ class SGD(Optimizer):
                 dt = p._data.dtype.type
                 g = _grad_of(p, group["maximize"])
                 if wd != 0:
-                    g = g + dt(wd) * p._data
+                    g = fused_multiply_add(p._data, dt(wd), g)
                 if momentum != 0:
                     state = self.state[p]
                     buf_t = state.get("momentum_buffer")
@@ -79,13 +80,13 @@ class SGD(Optimizer):
                         buf = _inplace(buf_t)
                         buf *= dt(momentum)
                         _inplace(buf_t)
-                        buf += dt(1 - dampening) * g
+                        _fma_(buf, g, dt(1 - dampening))
                     if group["nesterov"]:
-                        g = g + dt(momentum) * buf_t._data
+                        g = fused_multiply_add(buf_t._data, dt(momentum), g)
                     else:
                         g = buf_t._data
                 param = _inplace(p)
-                param += dt(-lr) * g
+                _fma_(param, g, dt(-lr))
         return loss
 
 
