@@ -11,7 +11,7 @@ import pytest
 import npgrad
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("ml_dtypes")
+pytest.importorskip("ml_dtypes", reason="needs the bf16 extra: pip install -e '.[bf16]'")
 
 RNG = np.random.default_rng(0)
 

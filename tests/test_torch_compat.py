@@ -373,7 +373,10 @@ def test_grad_scaler_matches_torch(kind):
     (mine, mine_sd), (theirs, their_sd) = results
     assert mine_sd == their_sd
     for (ms, mr, mscale, mw), (ts, tr, tscale, tw) in zip(mine, theirs):
-        assert ms == ts and mscale == tscale and mr == tr
+        # The scaler's decisions are exact; the loss goes through addmm, whose float32 rounding
+        # (bias accumulated inside the GEMM in torch) may differ from npgrad's in the last bit.
+        assert mscale == tscale and mr == tr
+        assert ms == pytest.approx(ts, rel=1e-6)
         np.testing.assert_allclose(mw, tw, rtol=1e-6, atol=1e-7)
 
 
