@@ -68,7 +68,9 @@ def round_from(data: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         if kind != "f":
             return data.astype(bf)
-        out = data.astype(bf)
+        # torch converts a double to bf16 through float (two roundings); ml_dtypes' direct
+        # float64 cast rounds once on NumPy < 2.4, so go through float32 explicitly.
+        out = (data.astype(np.float32) if data.dtype == np.float64 else data).astype(bf)
         nan = np.isnan(data)
         if nan.any():
             out.view(np.uint16)[nan] = 0x7FC0 if data.dtype == np.float64 else _TORCH_VECTOR_NAN

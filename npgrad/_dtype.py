@@ -66,7 +66,8 @@ class dtype:
         return _repr_prefix + self.name
 
     def __reduce__(self) -> str:
-        return self.name
+        # pickle stores the module attribute's name; `bool` is `bool_` here (not the builtin)
+        return "bool_" if self.name == "bool" else self.name
 
     def to_real(self) -> dtype:
         return self

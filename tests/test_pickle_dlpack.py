@@ -75,9 +75,7 @@ def test_every_dtype_pickles():
 
 
 @pytest.mark.parametrize("name", ["float32", "float64", "float16", "int64", "int32", "int16",
-                                  "int8", "uint8", pytest.param("bool", marks=pytest.mark.xfail(
-                                      strict=True, reason="npgrad._dtype.dtype.__reduce__ "
-                                      "returns 'bool', but the module attribute is 'bool_'"))])
+                                  "int8", "uint8", "bool"])
 def test_dtype_objects_pickle(name):
     dtype = getattr(npgrad, name)
     assert pickle.loads(pickle.dumps(dtype)) is dtype

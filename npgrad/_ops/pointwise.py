@@ -459,6 +459,8 @@ def pow(input: Any, exponent: Any) -> Tensor:
     with np.errstate(all="ignore"):
         if np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
             out = _int_power(ad, bd)
+        elif type(bd) is float and bd == 0.5 and ad.dtype.kind == "f":
+            out = np.sqrt(ad)  # torch's sqrt path: (-0.) ** 0.5 is -0. (np.power's varies by NumPy)
         elif type(bd) is float and bd == -0.5 and ad.dtype.kind == "f":
             out = np.reciprocal(np.sqrt(ad))  # torch's rsqrt: (-0.) ** -0.5 is -inf, not inf
         else:

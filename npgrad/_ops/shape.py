@@ -334,24 +334,11 @@ def _infer_size(shape: tuple, numel: int) -> tuple:
     return shape[:infer] + (numel // known,) + shape[infer + 1:]
 
 
-# Note [Reshape without a copy on every NumPy]: `np.reshape(..., copy=False)` (which raises
-# instead of copying) exists from NumPy 2.1 on. Older NumPy gives the same answer by assigning
-# the shape of a fresh view, which raises AttributeError when the strides cannot express it.
-_RESHAPE_HAS_COPY = tuple(int(p) for p in np.__version__.split(".")[:2]) >= (2, 1)
-
-
 def _nocopy_reshape(data: np.ndarray, shape: tuple) -> np.ndarray | None:
-    if _RESHAPE_HAS_COPY:
-        try:
-            return np.reshape(data, shape, copy=False)
-        except ValueError:
-            return None
-    view = data.view()
     try:
-        view.shape = shape
-    except AttributeError:
+        return np.reshape(data, shape, copy=False)  # NumPy >= 2.1: raises instead of copying
+    except ValueError:
         return None
-    return view
 
 
 def _view_as(cls: type, input: Tensor, out: np.ndarray) -> Tensor:
