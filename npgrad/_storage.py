@@ -17,11 +17,13 @@ storage share it again.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Placement", "deepcopy_array", "locate", "root_of", "view_into"]
+__all__ = ["Placement", "TypedStorage", "UntypedStorage", "deepcopy_array", "locate", "root_of",
+           "storage_offset", "view_into", "warn_typed_storage"]
 
 
 class Placement(NamedTuple):
@@ -75,6 +77,81 @@ def locate(arr: np.ndarray) -> Placement:
                 return Placement(root, delta // item, tuple(s // item for s in arr.strides))
     flat = np.array(arr, order="C", copy=True)
     return Placement(flat, 0, contiguous_strides(arr.shape))
+
+
+def storage_offset(arr: np.ndarray) -> int:
+    """Elements from the start of ``arr``'s root buffer to ``arr``'s first element."""
+    return (_address(arr) - _address(root_of(arr))) // arr.itemsize
+
+
+class UntypedStorage:
+    """torch's ``Tensor.untyped_storage()``: the bytes of a tensor's root array.
+
+    Only what autograd code asks of a storage: its address and size, so that
+    ``a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()`` tells
+    whether two tensors share memory (Note [Storages as root arrays]).
+    """
+
+    __slots__ = ("_root",)
+
+    def __init__(self, root: np.ndarray) -> None:
+        self._root = root
+
+    def data_ptr(self) -> int:
+        return _address(self._root)
+
+    def nbytes(self) -> int:
+        return self._root.nbytes
+
+    def size(self) -> int:
+        return self._root.nbytes
+
+    __len__ = size
+
+    def element_size(self) -> int:
+        return 1
+
+
+TYPED_STORAGE_MSG = (
+    "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
+    "the only storage class. This should only matter to you if you are using storages "
+    "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead of "
+    "tensor.storage()")
+_warned = [False]
+
+
+def warn_typed_storage() -> None:
+    """torch's deprecation warning for ``Tensor.storage()``, given once per process as torch's."""
+    if not _warned[0]:
+        _warned[0] = True
+        warnings.warn(TYPED_STORAGE_MSG, UserWarning, stacklevel=3)
+
+
+class TypedStorage:
+    """torch's ``Tensor.storage()``: the root array counted in elements of the tensor's dtype."""
+
+    __slots__ = ("_root", "dtype")
+
+    def __init__(self, root: np.ndarray, dtype: Any) -> None:
+        self._root = root
+        self.dtype = dtype
+
+    def data_ptr(self) -> int:
+        return _address(self._root)
+
+    def nbytes(self) -> int:
+        return self._root.nbytes
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def size(self) -> int:
+        return self._root.nbytes // self.dtype.itemsize
+
+    __len__ = size
+
+    def untyped(self) -> UntypedStorage:
+        return UntypedStorage(self._root)
 
 
 def flat_bytes(root: np.ndarray) -> np.ndarray:

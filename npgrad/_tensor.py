@@ -28,7 +28,8 @@ from . import _dtype
 from ._forward import FW, flush as flush_tangents, install as install_tangent
 from ._mode import _tls, GRAD, INFERENCE, RECORDING
 from ._size import Size
-from ._storage import deepcopy_array
+from ._storage import (TypedStorage, UntypedStorage, deepcopy_array, root_of, storage_offset,
+                       warn_typed_storage)
 from ._ops._shape_util import NO_DIM, wrap_dim
 from .autograd.graph import AccumulateGrad
 
@@ -53,7 +54,7 @@ class TensorExtra:
     """Per-tensor state that most tensors never need."""
 
     __slots__ = ("accumulator", "hooks", "post_accumulate_hooks", "retains_grad",
-                 "view_info", "name", "is_param", "tangent", "fw_pending")
+                 "view_info", "name", "is_param", "tangent", "fw_pending", "detached_seq")
 
     def __init__(self) -> None:
         self.accumulator: Any = None  # weakref to this leaf's AccumulateGrad
@@ -65,6 +66,7 @@ class TensorExtra:
         self.is_param = False
         self.tangent: Tensor | None = None  # Note [Tangents] in npgrad._forward
         self.fw_pending: Any = None  # its PendingJvp while not yet computed
+        self.detached_seq: int | None = None  # Note [Saved tensors detached in place]
 
 
 _new = object.__new__
@@ -197,6 +199,9 @@ def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
     elif saved._version < 0:
         return  # a Python number: no version
     else:
+        extra = tensor._extra
+        if extra is not None and extra.detached_seq is not None:
+            _check_not_detached_in_place(tensor, extra.detached_seq, node)
         vc = tensor._vc
     current = 0 if vc is None else vc.version
     if current == saved._version:
@@ -225,6 +230,22 @@ def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
         f"operation: [{_legacy_type_and_size(data)}]{where} is at version {current}; "
         f"expected version {saved._version} instead. {hint}"
     )
+
+
+DETACHED_SAVED_MSG = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead")
+
+
+def _check_not_detached_in_place(tensor: Tensor, detached_seq: int, node: Any) -> None:
+    """Note [Saved tensors detached in place]
+    torch refuses to unpack a saved input that had history when it was saved and
+    has none now (``detach_()`` ran in between).  npgrad's saved input keeps only
+    the tensor, so ``detach_`` stamps the tensor with a fresh sequence number:
+    a node with a smaller one was made, and saved the tensor, before the detach.
+    """
+    if tensor._grad_fn is None and node is not None and node._seq < detached_seq:
+        raise RuntimeError(DETACHED_SAVED_MSG)
 
 
 def _strip_backward_suffix(name: str) -> str:
@@ -584,11 +605,15 @@ class Tensor:
     def data_ptr(self) -> builtins.int:
         return self._data.__array_interface__["data"][0]
 
-    def untyped_storage(self) -> Any:
-        base = self._data
-        while base.base is not None and isinstance(base.base, np.ndarray):
-            base = base.base
-        return base
+    def untyped_storage(self) -> UntypedStorage:
+        return UntypedStorage(root_of(self._data))
+
+    def storage(self) -> TypedStorage:
+        warn_typed_storage()
+        return TypedStorage(root_of(self._data), self.dtype)
+
+    def storage_offset(self) -> builtins.int:
+        return storage_offset(self._data)
 
     # -- conversion to Python and NumPy ---------------------------------------
     def item(self) -> Any:
@@ -601,13 +626,14 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force: builtins.bool = False) -> np.ndarray:
-        if self._requires_grad and not force:
+        # as torch: refused only while grad mode is on (under no_grad it is allowed)
+        if self._requires_grad and not force and _tls.mode & GRAD:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if self._requires_grad:
+        if self._requires_grad and _tls.mode & GRAD:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data if dtype is None else self._data.astype(dtype)
@@ -1208,6 +1234,20 @@ class Tensor:
         return transpose(self, dim0, dim1)
 
     swapaxes = swapdims = transpose
+
+    def transpose_(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        return _view_inplace.transpose_(self, dim0, dim1)
+
+    swapaxes_ = swapdims_ = transpose_
+
+    def t_(self) -> Tensor:
+        return _view_inplace.t_(self)
+
+    def squeeze_(self, dim: Any = None) -> Tensor:
+        return _view_inplace.squeeze_(self, dim)
+
+    def unsqueeze_(self, dim: builtins.int) -> Tensor:
+        return _view_inplace.unsqueeze_(self, dim)
 
     def permute(self, *dims: Any) -> Tensor:
         return permute(self, *dims)
@@ -1844,6 +1884,7 @@ from ._ops.shape import (  # noqa: E402
 )
 from ._ops.indexing import getitem, nonzero, setitem  # noqa: E402
 from ._ops import views as _views  # noqa: E402
+from ._ops import view_inplace as _view_inplace  # noqa: E402
 from ._ops.inplace import (  # noqa: E402
     add_, clamp_, copy_, div_, exp_, fill_, floor_divide_, fmod_, masked_fill_, mul_, neg_,
     normal_, pow_, relu_, remainder_, sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,

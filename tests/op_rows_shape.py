@@ -272,3 +272,16 @@ def _view_after_base_write(m: Any, x: Any) -> Any:
 ROWS += [
     S("view_after_base_write", _view_after_base_write, [(3, 4)], grad_fn="AsStridedBackward0"),
 ]
+
+# In-place view ops (npgrad/_ops/view_inplace.py): torch's in-place overload names
+ROWS += [
+    S("t_inplace", _inplace("t_"), [(3, 4)], grad_fn="TBackward1"),
+    S("transpose_inplace", _inplace("transpose_", 0, 2), [(2, 3, 4)],
+      grad_fn="TransposeBackward1"),
+    S("swapdims_inplace", _inplace("swapdims_", -1, 0), [(2, 3)], grad_fn="TransposeBackward1"),
+    S("squeeze_inplace", _inplace("squeeze_"), [(2, 1, 3)], grad_fn="SqueezeBackward3"),
+    S("squeeze_inplace_dim", _inplace("squeeze_", 1), [(2, 1, 3)], grad_fn="SqueezeBackward4"),
+    S("squeeze_inplace_dims", _inplace("squeeze_", (0, 1)), [(2, 1, 3)],
+      grad_fn="SqueezeBackward5"),
+    S("unsqueeze_inplace", _inplace("unsqueeze_", 1), [(2, 3)], grad_fn="UnsqueezeBackward1"),
+]

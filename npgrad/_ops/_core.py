@@ -449,6 +449,20 @@ def saved(node: Node, field: str) -> Any:
 
 # -- views --------------------------------------------------------------------------
 
+def view_of_view_message(nr: int, name: str, in_inference: bool) -> str:
+    """torch's error for an in-place write to a recorded view of a view made under
+    no_grad (``in_inference``: made in inference mode); ``name`` is the op, e.g. "View"."""
+    if in_inference:
+        mode, now, block = "inference mode", "in normal mode", "inference_mode"
+    else:
+        mode, now, block = "no_grad mode", "with grad mode enabled", "no_grad"
+    return (f"Output {nr} of {name} is a view of a view which was created in {mode} and is "
+            f"being modified inplace {now}. Given that this use case is ambiguous and "
+            "error-prone, it is forbidden. You can clarify your code by moving both the view and "
+            f"the inplace either both inside the {block} block (if you don't want the inplace to "
+            "be tracked) or both outside (if you want the inplace to be tracked).")
+
+
 class ViewInfo:
     """How a view was made, for torch's checks on views made under no_grad or as one of many.
 
@@ -481,28 +495,35 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
     if vc is not INFERENCE_COUNTER:
         vc = version_counter(x)
     node = None
-    if mode == RECORDING and x._requires_grad:
+    if mode == RECORDING and x._requires_grad and vc is not INFERENCE_COUNTER:
         node = _new(cls)
         node._init_node((edge_of(x),), ((out.shape, out.dtype),))
         node._view_version = vc.version  # see Note [Stale view history] in _ops/views.py
         res = _make(Tensor, out, node, True, vc)
     else:
         res = _make(Tensor, out, None, x._requires_grad and vc is not INFERENCE_COUNTER, vc)
-    if vc is INFERENCE_COUNTER and mode & INFERENCE:
-        return res, node  # inside inference mode, views of inference tensors are not tracked
+    if vc is INFERENCE_COUNTER:
+        # torch tracks no view of an inference tensor, in or out of inference mode: it is
+        # no view (no ``_base``), has no history and does not require grad
+        return res, node
     base = x._base
     res._base = x if base is None else base
     made_in_no_grad = node is None and x._requires_grad
+    made_in_inference = bool(made_in_no_grad and mode & INFERENCE)
     if base is not None and x._extra is not None:  # a view of a view inherits its status
         parent = x._extra.view_info
         if parent is not None:
+            # as torch's creation meta: a view made in inference mode stays so, whatever
+            # mode its own views are made in
+            made_in_inference = made_in_inference or (parent.created_in_no_grad
+                                                      and parent.created_in_inference)
             made_in_no_grad = made_in_no_grad or parent.created_in_no_grad
             multi_output = multi_output or parent.multi_output
     if made_in_no_grad or multi_output:
         extra = res._extra = TensorExtra()
         extra.view_info = ViewInfo(made_in_no_grad, multi_output,
                                    None if vc is INFERENCE_COUNTER else vc.version,
-                                   bool(node is None and x._requires_grad and mode & INFERENCE))
+                                   made_in_inference)
     if FW.active and not mode & INFERENCE and has_tangent(x):
         give_view_tangent(res, x)
     return res, node

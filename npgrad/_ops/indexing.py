@@ -30,7 +30,7 @@ from .._tensor import Tensor, wrap
 from . import shape as _shape
 from ..autograd.graph import SavedTensor
 from ._core import (NotImplementedBackward, check_not_freed, is_tensor, node_of, record, save_value,
-                    unary, view_result)
+                    unary, view_of_view_message, view_result)
 from ._shape_util import broadcast_shapes, wrap_dim
 from .shape import IndexBackward0, Region, ShapeNode, _take, _shape_str
 
@@ -45,13 +45,6 @@ _UINT8_WARNING = ("indexing with dtype torch.uint8 is now deprecated, please use
 _OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.")
-_NO_GRAD_VIEW_OF_VIEW = (
-    "Output {nr} of {name} is a view of a view which was created in no_grad mode and is being "
-    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
-    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
-    "or both outside (if you want the inplace to be tracked)."
-)
 _MULTI_OUTPUT_VIEW = (
     "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a "
     "function that returns multiple views. Such functions do not allow the output views to be "
@@ -417,7 +410,7 @@ def _check_view_of_view(input: Tensor, last: Tensor, value: Tensor) -> None:
     name = fn.name() if fn is not None else "Alias"
     name = name[:name.rfind("Backward")] if "Backward" in name else name
     if info.created_in_no_grad:
-        raise RuntimeError(_NO_GRAD_VIEW_OF_VIEW.format(nr=last._output_nr, name=name))
+        raise RuntimeError(view_of_view_message(last._output_nr, name, info.created_in_inference))
     if info.multi_output:
         if input._grad_fn is None:  # one of several views of a tensor without grad
             from .inplace import _check_multi_output_view_without_history

@@ -30,17 +30,18 @@ from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import INFERENCE_COUNTER, Tensor, _make, bump_version, version_counter
 from ..autograd.graph import SavedTensor
 from . import pointwise as pw
-from ._core import as_array, binary_arrays, requires_grad
+from ._core import as_array, binary_arrays, requires_grad, view_of_view_message
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MSG = "a view of a leaf Variable that requires grad is being used in an in-place operation."
-NO_GRAD_VIEW_MSG = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+NO_GRAD_VIEW_TAIL = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
     "your code by moving both the view and the inplace either both inside the no_grad block "
     "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
     "to be tracked)."
 )
+NO_GRAD_VIEW_MSG = ("A view was created in no_grad mode and is being modified inplace with grad "
+                    "mode enabled." + NO_GRAD_VIEW_TAIL)
 INFERENCE_VIEW_MSG = (
     "A view was created in inference mode and is being modified inplace in normal mode. Given "
     "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
@@ -128,8 +129,15 @@ def _check_view_inplace(self: Tensor) -> None:
                 "Such functions do not allow the output views to be modified inplace. You "
                 "should replace the inplace operation by an out-of-place one.")
         if info.created_in_no_grad:
-            raise RuntimeError(INFERENCE_VIEW_MSG if info.created_in_inference
-                               else NO_GRAD_VIEW_MSG)
+            fn = self._grad_fn
+            if fn is not None:  # recorded itself: only its parent view was made under no_grad
+                name = fn.name()
+                stripped = name[:name.rfind("Backward")] if "Backward" in name else name
+                raise RuntimeError(view_of_view_message(self._output_nr, stripped,
+                                                        info.created_in_inference))
+            if info.created_in_inference:
+                raise RuntimeError(INFERENCE_VIEW_MSG)
+            raise RuntimeError(NO_GRAD_VIEW_MSG)
 
 
 def _check_multi_output_view_without_history(self: Tensor) -> None:

@@ -138,11 +138,23 @@ def _check_autograd_dtype(input: Tensor, dt: np.dtype) -> None:
 
 def _restore(grad: Tensor, keep_shape: tuple) -> Tensor:
     """The gradient of a reduction with the reduced axes back as size-1 axes."""
-    if grad._data.shape == keep_shape:
+    shape = grad._data.shape
+    if shape == keep_shape:
         return grad
-    from .shape import reshape
+    from .shape import reshape, unsqueeze
 
-    return reshape(grad, keep_shape)
+    if len(shape) >= len(keep_shape):
+        return reshape(grad, keep_shape)
+    # Note [Reduced axes come back by unsqueeze]: torch restores each reduced axis with
+    # its own unsqueeze, so a double-backward graph shows UnsqueezeBackward0 nodes, not a
+    # ViewBackward0; the values are the same either way.
+    j = 0
+    for i, k in enumerate(keep_shape):
+        if j < len(shape) and shape[j] == k:
+            j += 1
+        else:
+            grad = unsqueeze(grad, i)
+    return grad
 
 
 def _expand(grad: Tensor, shape: tuple) -> Tensor:
@@ -192,6 +204,9 @@ class SumBackward0(_ReductionNode):
     __slots__ = ()
 
     def backward(self, grad: Tensor) -> tuple:
+        if type(self) is SumBackward0 and not grad._data.ndim:
+            # ``x.sum()``: torch expands the 0-dim gradient directly
+            return _expand(grad, self.self_sizes),
         return _expand(_restore(grad, self.keep_shape), self.self_sizes),
 
     def jvp(self, tangents: list) -> list:
@@ -244,8 +259,10 @@ class MeanBackward0(_ReductionNode):
     __slots__ = ("count",)
 
     def backward(self, grad: Tensor) -> tuple:
-        g = _restore(grad, self.keep_shape) / self.count
-        return _expand(g, self.self_sizes),
+        # torch divides after expanding (DivBackward1 over ExpandBackward0)
+        full = type(self) is MeanBackward0 and not grad._data.ndim
+        g = grad if full else _restore(grad, self.keep_shape)
+        return _expand(g, self.self_sizes) / self.count,
 
     def jvp(self, tangents: list) -> list:
         """Linear, as the sum."""

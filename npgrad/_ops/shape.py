@@ -30,7 +30,7 @@ from .._forward import FW, give_view_tangent, has_tangent
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
                        wrap)
-from ..autograd.graph import Node
+from ..autograd.graph import Node, _next_sequence_nr
 from .allocation import check_numel, guarded, wrap_int64
 from ._core import ViewInfo, check_not_freed, is_tensor, node_of, record, unary, view_result
 from ._shape_util import parse_shape, wrap_dim, wrap_dims
@@ -1092,6 +1092,11 @@ def detach_(input: Tensor) -> Tensor:
     """Make ``input`` a leaf that does not require grad, in place."""
     if input._base is not None:
         raise RuntimeError(DETACH_VIEW_MSG)
+    if input._grad_fn is not None:  # nodes made before now saved a non-leaf: see
+        extra = input._extra        # Note [Saved tensors detached in place] in _tensor.py
+        if extra is None:
+            extra = input._extra = TensorExtra()
+        extra.detached_seq = _next_sequence_nr()
     input._grad_fn = None
     input._requires_grad = False
     input._output_nr = 0

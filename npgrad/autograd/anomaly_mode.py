@@ -15,6 +15,7 @@ attribute lookup, no call).  Read them through the module, never with
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -149,3 +150,17 @@ class set_detect_anomaly:
 
     def __exit__(self, *args: object) -> None:
         set_anomaly_enabled(self.prev, self.prev_check_nan)
+
+
+def warn_backward_error(msg: str) -> None:
+    """Warn ``msg`` about a failing backward node while its error is propagating.
+
+    Note [Anomaly report under an error filter]: the report rides along with the
+    node's own error, which must stay the one raised.  So where a warnings filter
+    turns the report into an exception (``simplefilter("error")``), torch's engine
+    prints it to stderr instead and lets the original error propagate; we do the same.
+    """
+    try:
+        warnings.warn(msg, UserWarning, stacklevel=3)
+    except Warning as w:
+        sys.stderr.write(f"{type(w).__name__}: {w}\n")

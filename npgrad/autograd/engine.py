@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import heapq
 import threading
-import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -340,7 +339,7 @@ def _call_backward_anomaly(node: Node, grads: list) -> tuple:
         else:
             msg = (f"Error detected in {node.name()}. Traceback of forward call that caused "
                    f"the error:\n{trace}")
-        warnings.warn(msg, UserWarning, stacklevel=2)
+        anomaly_mode.warn_backward_error(msg)
         raise
     return outputs
 

@@ -538,22 +538,26 @@ def once_differentiable(fn: Callable) -> Callable:
         seq = outputs if is_tuple else (outputs,)
         # Results that "require grad" through a node that raises when reached: double
         # backward through this function fails loudly instead of silently giving zeros.
-        fakes = []
+        # Note [Error node edges]: as torch's DelayedError, the node has one edge and one
+        # output slot per returned value, a None gradient included: its edge is
+        # (None, 0) and a tensor's output_nr is its position among all returned values.
+        edges = []
+        metas = []
         for o in seq:
             if _is_tensor(o):
-                leaf = _make(Tensor, o._data, None, True, None)
-                fakes.append(leaf)
+                edges.append(edge_of(_make(Tensor, o._data, None, True, None)))
+                metas.append((o._data.shape, o._data.dtype))
+            else:
+                edges.append((None, 0))
+                metas.append(None)
         node = object.__new__(Error)
-        node._init_node(tuple(edge_of(f) for f in fakes),
-                        tuple((f._data.shape, f._data.dtype) for f in fakes))
+        node._init_node(tuple(edges), tuple(metas))
         node.msg = ONCE_DIFFERENTIABLE_MSG
         wrapped = []
-        nr = 0
-        for o in seq:
+        for nr, o in enumerate(seq):
             if _is_tensor(o):
                 w = _make(Tensor, o._data, node, True, None)
                 w._output_nr = nr
-                nr += 1
                 wrapped.append(w)
             else:
                 wrapped.append(o)

@@ -371,7 +371,8 @@ def _test_batched_grad(inputs: tuple, output: Any, output_idx: int) -> None:
     expected = [np.stack(shards) for shards in zip(*(vjp(g) for g in grad_outputs))]
     from .._creation import from_numpy
 
-    total = from_numpy(grad_outputs[0]._data + grad_outputs[1]._data)
+    # np.asarray: the sum of two 0-dim arrays is a NumPy scalar, not an array
+    total = from_numpy(np.asarray(grad_outputs[0]._data + grad_outputs[1]._data))
     of_total = vjp(total)
     of_first, of_second = vjp(grad_outputs[0]), vjp(grad_outputs[1])
     result = [np.stack([t - b, t - a]) for t, a, b in zip(of_total, of_first, of_second)]

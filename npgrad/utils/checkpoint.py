@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from .. import _creation
 from ..autograd import engine
@@ -27,7 +27,14 @@ from ..autograd.graph import saved_tensors_hooks
 from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "noop_context_fn",
-           "detach_variable"]
+           "detach_variable", "set_checkpoint_early_stop"]
+
+# Set by ``set_checkpoint_early_stop``; None leaves each call's ``early_stop`` in charge.
+_early_stop_override: bool | None = None
+
+
+class _StopRecomputation(Exception):
+    """Raised from the recomputation's pack hook once every needed tensor is back."""
 
 
 class CheckpointError(RuntimeError):
@@ -129,8 +136,10 @@ class _Frame:
     """One checkpointed call: what is needed to recompute it, and the recomputed tensors."""
 
     def __init__(self, function: Callable, args: tuple, kwargs: dict, rng_state: Any,
-                 preserve_rng_state: bool, recompute_context: Any, determinism_check: str):
+                 preserve_rng_state: bool, recompute_context: Any, determinism_check: str,
+                 early_stop: bool):
         self.function = function
+        self.early_stop = early_stop
         self.args = args
         self.kwargs = kwargs
         self.rng_state = rng_state
@@ -158,13 +167,23 @@ class _Frame:
     def _recompute(self) -> list:
         saved: list = []
 
+        # Note [Early stop]: with early_stop the recomputation ends as soon as it has
+        # saved as many tensors as the forward did; the rest of the function (often
+        # most of it for the last saved tensor) never runs again, as in torch.
+        needed = len(self.metadata) if self.early_stop else -1
+
         def collect(t: Any) -> None:
             saved.append(t.detach() if t.requires_grad else t)
+            if len(saved) == needed:
+                raise _StopRecomputation
 
         args = detach_variable(tuple(self.args))
-        with _rng_as_in_forward(self.rng_state, self.preserve_rng_state), enable_grad(), \
-                saved_tensors_hooks(collect, _never_unpacked), self.recompute_context:
-            self.function(*args, **self.kwargs)
+        try:
+            with _rng_as_in_forward(self.rng_state, self.preserve_rng_state), enable_grad(), \
+                    saved_tensors_hooks(collect, _never_unpacked), self.recompute_context:
+                self.function(*args, **self.kwargs)
+        except _StopRecomputation:
+            pass
         self._check(saved)
         return saved
 
@@ -195,15 +214,17 @@ def _never_unpacked(packed: Any) -> Any:
 
 
 def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
-                                  context_fn: Callable, determinism_check: str, args: tuple,
-                                  kwargs: dict) -> Any:
+                                  context_fn: Callable, determinism_check: str, early_stop: bool,
+                                  args: tuple, kwargs: dict) -> Any:
     if determinism_check not in ("default", "none"):
         raise ValueError("determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
     forward_context, recompute_context = context_fn()
     rng_state = _creation.default_generator.get_state() if preserve_rng_state else None
+    if _early_stop_override is not None:  # captured now: backward may run outside the block
+        early_stop = _early_stop_override
     frame = _Frame(function, args, kwargs, rng_state, preserve_rng_state, recompute_context,
-                   determinism_check)
+                   determinism_check, early_stop)
     with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
         return function(*args, **kwargs)
 
@@ -240,7 +261,27 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
                              "use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve, *args)
     return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check,
-                                         args, kwargs)
+                                         early_stop, args, kwargs)
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """Inside, every non-reentrant ``checkpoint`` uses ``early_stop=enable``, whatever it is passed.
+
+    >>> import npgrad
+    >>> from npgrad.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+    >>> x = npgrad.tensor([1., 2.], requires_grad=True)
+    >>> with set_checkpoint_early_stop(False):
+    ...     y = checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False)
+    >>> y.sum().backward()
+    """
+    global _early_stop_override
+    prev = _early_stop_override
+    _early_stop_override = enable
+    try:
+        yield
+    finally:
+        _early_stop_override = prev
 
 
 def checkpoint_sequential(functions: Any, segments: int, input: Any,  # noqa: A002

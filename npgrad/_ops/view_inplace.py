@@ -1,0 +1,115 @@
+"""In-place view ops (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``): new shape, same data.
+
+Note [In-place view ops]
+``x.t_()`` changes ``x``'s shape and strides, never its values.  As in torch it
+is still an in-place op: the same leaf check, one version bump, and ``x``
+takes the node of the matching view op as its ``grad_fn``, under torch's name
+for the in-place overload (``TBackward1``, ``TransposeBackward1``,
+``SqueezeBackward3/4/5``, ``UnsqueezeBackward1``).  The out-of-place view op
+computes the array and the node; the node is then retyped to its in-place
+twin, a subclass with the same slots and backward, so no formula is repeated.
+``x`` keeps its own base: a view stays a view of the same base, and its node
+is marked as seen at the new version so it is not rebuilt as stale.  A
+forward-mode tangent is restrided with it (the view op's tangent is shared).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .._forward import FW, has_tangent, share_tangent
+from .._mode import _tls
+from .._tensor import Tensor, bump_version
+from ._core import view_result
+from ._shape_util import wrap_dim
+from .inplace import check_inplace, refuses_inference_write, INFERENCE_INPLACE_MSG
+from .shape import (SqueezeBackward4, TBackward0, TransposeBackward0, UnsqueezeBackward0,
+                    _SqueezeNode, squeeze, t, transpose, unsqueeze)
+
+
+class TBackward1(TBackward0):
+    __slots__ = ()
+
+
+class TransposeBackward1(TransposeBackward0):
+    __slots__ = ()
+
+
+class SqueezeBackward3(_SqueezeNode):
+    __slots__ = ()
+
+
+class SqueezeBackward5(_SqueezeNode):
+    __slots__ = ()
+
+
+class UnsqueezeBackward1(UnsqueezeBackward0):
+    __slots__ = ()
+
+
+def _restride_(self: Tensor, twin: Any, view_op: Callable, *args: Any) -> Tensor:
+    """Make ``self`` the view ``view_op(self, *args)`` in place (Note [In-place view ops])."""
+    mode = _tls.mode
+    if refuses_inference_write(self, mode):
+        raise RuntimeError(INFERENCE_INPLACE_MSG)
+    check_inplace(self, mode, False)
+    res = view_op(self, *args)
+    _adopt(self, res, twin)
+    return self
+
+
+def _adopt(self: Tensor, res: Tensor, twin: Any) -> None:
+    self._data = res._data
+    bump_version(self)
+    if FW.active and has_tangent(res):  # the tangent takes the same new geometry
+        share_tangent(self, res)
+    node = res._grad_fn
+    if node is None:
+        return
+    if twin is not None:
+        node.__class__ = twin
+    vc = self._vc
+    if vc is not None:
+        node._view_version = vc.version
+    self._grad_fn = node
+    self._output_nr = 0
+    self._requires_grad = True
+
+
+def t_(self: Tensor) -> Tensor:
+    nd = self._data.ndim
+    if nd > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {nd}D")
+    return _restride_(self, TBackward1, t)
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _restride_(self, TransposeBackward1, transpose, dim0, dim1)
+
+
+swapaxes_ = swapdims_ = transpose_
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    return _restride_(self, UnsqueezeBackward1, unsqueeze, dim)
+
+
+def _squeeze_dim(self: Tensor, dim: int) -> Tensor:
+    # SqueezeBackward4 (in _ops.shape) keeps only the old sizes: it is not a twin of
+    # SqueezeBackward1, so the node is made here rather than retyped
+    shape = self._data.shape
+    d = wrap_dim(dim, len(shape))
+    out = np.squeeze(self._data, axis=d) if shape and shape[d] == 1 else self._data.view()
+    res, node = view_result(SqueezeBackward4, self, out)
+    if node is not None:
+        node.self_sizes = shape
+    return res
+
+
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    if dim is None:
+        return _restride_(self, SqueezeBackward3, squeeze)
+    if isinstance(dim, (tuple, list)):
+        return _restride_(self, SqueezeBackward5, squeeze, dim)
+    return _restride_(self, None, _squeeze_dim, dim)
