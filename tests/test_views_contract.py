@@ -17,7 +17,7 @@ import pytest
 
 import npgrad
 from npgrad.autograd import gradcheck
-from tests.torch_oracle import assert_same_error
+from torch_oracle import assert_same_error
 
 # name, in-place view op; each is applied to a (2, 1, 3) tensor
 INPLACE_VIEWS: list[tuple[str, Callable[[Any], Any]]] = [
