@@ -19,50 +19,18 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
-
 from .. import _creation
 from .._ops.shape import cat
 from ..autograd.grad_mode import enable_grad, no_grad
-from .optimizer import Optimizer, _inplace, _to_scalar
+from .optimizer import Optimizer, _inplace, _to_scalar, fused_multiply_add
 
 __all__ = ["LBFGS"]
 
-_SPLIT = 134217729.0  # 2**27 + 1: Dekker's splitter for float64
-
-
 def _fused_add_(y: Any, x: Any, alpha: Any) -> None:
-    """``y.add_(x, alpha=alpha)`` rounded once, as torch's CPU kernel (a fused multiply-add) does.
-
-    float32 data: the product is exact in float64, so one float64 multiply-add and
-    a cast round (almost always) as the fused float32 operation does.  float64
-    data: Dekker's exact product and Knuth's two-sum give ``x * alpha + y`` to
-    well below one ulp before the final rounding.
-    """
+    """``y.add_(x, alpha=alpha)`` rounded once, as torch's CPU kernel (a fused multiply-add) does
+    (Note [Optimizer arithmetic rounds as torch's kernels do])."""
     out = _inplace(y)
-    xd = x._data
-    a = float(alpha)
-    if out.dtype != np.float64:
-        a32 = np.float64(out.dtype.type(a))
-        out[...] = (out.astype(np.float64) + xd.astype(np.float64) * a32).astype(out.dtype)
-        return
-    with np.errstate(over="ignore", invalid="ignore"):
-        p = xd * a
-        # exact error of the product (Dekker)
-        cx = _SPLIT * xd
-        x_hi = cx - (cx - xd)
-        x_lo = xd - x_hi
-        ca = _SPLIT * a
-        a_hi = ca - (ca - a)
-        a_lo = a - a_hi
-        p_err = ((x_hi * a_hi - p) + x_hi * a_lo + x_lo * a_hi) + x_lo * a_lo
-        # exact error of the sum (Knuth)
-        s = p + out
-        bv = s - p
-        s_err = (p - (s - bv)) + (out - bv)
-        res = s + (p_err + s_err)
-    finite = np.isfinite(res)
-    out[...] = np.where(finite, res, p + out)
+    out[...] = fused_multiply_add(x._data, out.dtype.type(float(alpha)), out)
 
 
 def _cubic_interpolate(x1: Any, f1: Any, g1: Any, x2: Any, f2: Any, g2: Any,
