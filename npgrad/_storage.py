@@ -18,12 +18,13 @@ storage share it again.
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
 
 __all__ = ["Placement", "TypedStorage", "UntypedStorage", "deepcopy_array", "locate", "root_of",
-           "storage_offset", "view_into", "warn_typed_storage"]
+           "storage_offset", "untyped_storage_of", "view_into", "warn_typed_storage"]
 
 
 class Placement(NamedTuple):
@@ -84,18 +85,48 @@ def storage_offset(arr: np.ndarray) -> int:
     return (_address(arr) - _address(root_of(arr))) // arr.itemsize
 
 
+# Note [One storage object per root]
+# torch keeps one Python object per storage, so ``a.untyped_storage() is
+# b.untyped_storage()`` holds for two views of one base, and ``==`` (identity)
+# with it.  ``untyped_storage_of`` keeps that promise with a weak table from the
+# root array's id to its live UntypedStorage: the storage holds its root, so the
+# id cannot be reused while the entry is alive, and the entry dies with the last
+# reference to the storage.  ``_cdata`` (torch's StorageImpl address) is the
+# root's id: equal for every tensor over one root.  A NumPy buffer cannot grow
+# or shrink under the views that share it, so ``resize_`` is refused with the
+# error torch gives a storage it does not own (``from_numpy``'s).
+RESIZE_MSG = "Trying to resize storage that is not resizable"
+
+
+def _storage_str(items: list, info: str) -> str:
+    """torch's storage print: one element per line, then the bracketed description."""
+    return " " + "\n ".join(str(v) for v in items) + "\n" + info
+
+
 class UntypedStorage:
     """torch's ``Tensor.untyped_storage()``: the bytes of a tensor's root array.
 
-    Only what autograd code asks of a storage: its address and size, so that
-    ``a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()`` tells
-    whether two tensors share memory (Note [Storages as root arrays]).
+    ``a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()`` (and
+    ``is``) tells whether two tensors share memory (Note [One storage object per root]).
     """
 
-    __slots__ = ("_root",)
+    __slots__ = ("_root", "__weakref__")
 
     def __init__(self, root: np.ndarray) -> None:
         self._root = root
+
+    @property
+    def _cdata(self) -> int:
+        return id(self._root)
+
+    @property
+    def device(self) -> Any:
+        from ._device import cpu  # _device sits above the storage layer
+
+        return cpu
+
+    is_cuda = False
+    is_sparse = False
 
     def data_ptr(self) -> int:
         return _address(self._root)
@@ -110,6 +141,49 @@ class UntypedStorage:
 
     def element_size(self) -> int:
         return 1
+
+    def type(self) -> str:
+        return "torch.storage.UntypedStorage"
+
+    def _bytes(self) -> np.ndarray:
+        root = self._root
+        if root.flags.c_contiguous or root.flags.f_contiguous:
+            return flat_bytes(root)
+        return np.ascontiguousarray(root).view(np.uint8).reshape(-1)
+
+    def __getitem__(self, index: int) -> int:
+        n = self._root.nbytes
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError("can't index a torch.storage.UntypedStorage with "
+                            + type(index).__name__)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} out of range for storage of size {n}")
+        return int(self._bytes()[index])
+
+    def tolist(self) -> list:
+        return self._bytes().tolist()
+
+    def resize_(self, size: int) -> UntypedStorage:
+        raise RuntimeError(RESIZE_MSG)
+
+    def __repr__(self) -> str:
+        return _storage_str(self.tolist(), "[torch.storage.UntypedStorage(device=cpu) of size "
+                                           f"{self._root.nbytes}]")
+
+    __str__ = __repr__
+
+
+_LIVE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def untyped_storage_of(root: np.ndarray) -> UntypedStorage:
+    """The one live UntypedStorage of ``root`` (Note [One storage object per root])."""
+    key = id(root)
+    storage = _LIVE.get(key)
+    if storage is None or storage._root is not root:
+        storage = UntypedStorage(root)
+        _LIVE[key] = storage
+    return storage
 
 
 TYPED_STORAGE_MSG = (
@@ -128,13 +202,31 @@ def warn_typed_storage() -> None:
 
 
 class TypedStorage:
-    """torch's ``Tensor.storage()``: the root array counted in elements of the tensor's dtype."""
+    """torch's ``Tensor.storage()``: the root's bytes counted in elements of the tensor's dtype.
 
-    __slots__ = ("_root", "dtype")
+    A fresh object per call (as torch's), over the shared ``_untyped_storage``.
+    """
+
+    __slots__ = ("_untyped_storage", "dtype")
 
     def __init__(self, root: np.ndarray, dtype: Any) -> None:
-        self._root = root
+        self._untyped_storage = untyped_storage_of(root)
         self.dtype = dtype
+
+    @property
+    def _root(self) -> np.ndarray:
+        return self._untyped_storage._root
+
+    @property
+    def device(self) -> Any:
+        return self._untyped_storage.device
+
+    is_cuda = False
+    is_sparse = False
+
+    @property
+    def _cdata(self) -> int:
+        return self._untyped_storage._cdata
 
     def data_ptr(self) -> int:
         return _address(self._root)
@@ -151,7 +243,33 @@ class TypedStorage:
     __len__ = size
 
     def untyped(self) -> UntypedStorage:
-        return UntypedStorage(self._root)
+        return self._untyped_storage
+
+    def _values(self) -> np.ndarray:
+        flat = self._untyped_storage._bytes()
+        n = self.size() * self.dtype.itemsize
+        return flat[:n].view(self._root.dtype)
+
+    def __getitem__(self, index: int) -> Any:
+        n = self.size()
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError("can't index a torch.storage.TypedStorage with "
+                            + type(index).__name__)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} out of range for storage of size {n}")
+        return self._values()[index].item()
+
+    def tolist(self) -> list:
+        return self._values().tolist()
+
+    def resize_(self, size: int) -> TypedStorage:
+        raise RuntimeError(RESIZE_MSG)
+
+    def __repr__(self) -> str:
+        return _storage_str(self.tolist(), f"[torch.storage.TypedStorage(dtype={self.dtype}, "
+                                           f"device=cpu) of size {self.size()}]")
+
+    __str__ = __repr__
 
 
 def flat_bytes(root: np.ndarray) -> np.ndarray:

@@ -227,3 +227,54 @@ def tensor_repr(t: Any) -> str:
         suffixes.append(f"tangent={tangent_of(t)}")
     return format_tensor(data, dtype_name=None if shown_by_default else dt.name,
                          suffixes=suffixes)
+
+
+def _data_text(data: np.ndarray, indent: int) -> str:
+    """The bracketed values of ``data`` as torch prints them at ``indent`` (no prefix, no suffix)."""
+    if data.dtype.kind == "V":
+        data = data.astype(np.float32)
+    if data.size == 0:
+        return "[]"
+    opts = get_printoptions()
+    summarize = data.size > opts["threshold"]
+    visible = _summary_values(data, opts["edgeitems"]) if summarize else data
+    return _body(data, indent, summarize, _Formatter(visible, opts["precision"], opts["sci_mode"]),
+                 opts)
+
+
+def sparse_repr(t: Any) -> str:
+    """``repr`` of a sparse COO tensor: its indices and values, then size, nnz and layout."""
+    from . import _dtype
+
+    dt = t.dtype
+    indent = len("tensor(")
+    suffixes = [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
+    if dt is not _dtype.get_default_dtype() and dt is not _dtype.int64 and dt is not _dtype.bool_:
+        suffixes.append(f"dtype={_dtype.repr_prefix()}{dt.name}")
+    parts = []
+    for prefix, arr in (("indices=tensor(", t._sp_indices), ("values=tensor(", t._sp_values)):
+        text = _data_text(arr, indent + len(prefix))
+        if arr.size == 0:
+            text += f", size={tuple(arr.shape)}"
+        parts.append(prefix + text + ")")
+    suffixes.append(f"layout={t.layout}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t._requires_grad:
+        suffixes.append("requires_grad=True")
+    body = "tensor(" + parts[0] + ",\n" + " " * indent + parts[1]
+    opts = get_printoptions()
+    out = [body]
+    last_len = len(body) - body.rfind("\n") + 1
+    force_newline = True
+    for suffix in suffixes:
+        width = len(suffix) - suffix.count("npgrad.")
+        if force_newline or last_len + width + 2 > opts["linewidth"]:
+            out.append(",\n" + " " * indent + suffix)
+            last_len = indent + width
+            force_newline = False
+        else:
+            out.append(", " + suffix)
+            last_len += width + 2
+    out.append(")")
+    return "".join(out)

@@ -410,10 +410,9 @@ def _wire_outputs(ctx: BackwardCFunction, tensor_args: list, raw_outputs: tuple,
                 raise RuntimeError(LEAF_DIRTY_MSG)
             if not is_input:
                 warnings.warn(DIRTY_NOT_INPUT_MSG, UserWarning, stacklevel=4)
-            if out._base is not None and out._base._requires_grad:
-                raise NotImplementedError(
-                    "npgrad: ctx.mark_dirty() on a view of a tensor that requires grad is not "
-                    "supported yet (torch rewrites the base's history)")
+            if out._base is not None:
+                outputs.append(_rebase_dirty_view(ctx, out, raw_outputs))
+                continue
             out._grad_fn = ctx
             out._output_nr = nr
             out._requires_grad = True
@@ -425,6 +424,50 @@ def _wire_outputs(ctx: BackwardCFunction, tensor_args: list, raw_outputs: tuple,
             out._requires_grad = True
         outputs.append(out)
     return outputs
+
+
+def _rebase_dirty_view(ctx: BackwardCFunction, view: Tensor, raw_outputs: tuple) -> Tensor:
+    """A view the Function wrote in place: torch's history for an in-place op on a view.
+
+    Note [mark_dirty on a view]
+    As for a built-in in-place op on a view (Note [In-place on a view] in
+    ``_ops.views``): the view's base takes a ``CopySlices`` wrapping this node,
+    and the view an ``AsStridedBackward0`` over it, after torch's checks (a view
+    of a leaf, views made under no_grad, outputs of multi-output views).
+    CopySlices hands its op one gradient, so the view must be the Function's
+    only differentiable output.  As torch's CopySlices, it takes the op's first
+    input to be the view: the base's gradient region gets the gradient of
+    argument 0 and the other edges those of arguments 1.. (so with the view at
+    another position the gradients land as torch's land, shifted).
+    """
+    from .._ops.inplace import check_inplace  # the op layer imports autograd
+    from .._ops.views import AsStridedBackward0, CopySlices, Geometry
+    from .._ops._core import new_node
+
+    check_inplace(view, _mode.RECORDING, False)
+    differentiable = [o for o in raw_outputs if _is_tensor(o) and _is_differentiable(o)]
+    if len(differentiable) != 1:
+        raise NotImplementedError(
+            "npgrad: ctx.mark_dirty() on a view is supported when the view is the Function's "
+            "only differentiable output")
+    fn = ctx
+    base = view._base
+    geometry = Geometry.of(view._data, base._data)
+    copy_slices = new_node(CopySlices, (edge_of(base),) + fn.next_functions[1:], base._data)
+    copy_slices.fn = fn
+    copy_slices.geometry = geometry
+    copy_slices.view_meta = view._data.shape
+    base._grad_fn = copy_slices
+    base._output_nr = 0
+    base._requires_grad = True
+    view_node = new_node(AsStridedBackward0, ((copy_slices, 0),), view._data)
+    view_node.geometry = geometry
+    view_node.base_shape = base._data.shape
+    view_node._view_version = view._vc.version
+    view._grad_fn = view_node
+    view._output_nr = 0
+    view._requires_grad = True
+    return view
 
 
 def _alias(t: Tensor, node: Any, output_nr: int) -> Tensor:

@@ -16,15 +16,18 @@ backward, reruns it with grad on and calls ``backward`` on that fresh graph
 """
 from __future__ import annotations
 
+import collections
 import contextlib
+import itertools
 import warnings
+import weakref
 from typing import Any, Callable, Iterable, Iterator
 
 from .. import _creation
 from ..autograd import engine
 from ..autograd.function import Function
-from ..autograd.graph import saved_tensors_hooks
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.graph import SavedTensor, saved_tensors_hooks
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "noop_context_fn",
            "detach_variable", "set_checkpoint_early_stop"]
@@ -132,81 +135,167 @@ class CheckpointFunction(Function):
 
 # -- use_reentrant=False -----------------------------------------------------------------
 
+# Note [Nested checkpoints]
+# Checkpoints nest as torch's do, by two rules: a saved tensor belongs to the innermost
+# checkpoint active when it was saved (its pack hook is on top of the hook stack), and a
+# checkpoint's *inputs* are saved tensors of the checkpoint around it (``_Frame`` saves
+# them as SavedTensor while the outer pack hook is active).  So recomputing an inner
+# checkpoint first unpacks its inputs, which recomputes the outer one: to rebuild a saved
+# tensor every checkpoint that was active when it was saved runs again, innermost last,
+# and a recomputation meets the nested checkpoints inside it and respects them.
+# Recomputation happens at most once per backward run (keyed by the engine's graph task
+# id), and each recomputed value is handed out once and then dropped, even with
+# retain_graph=True; a second backward recomputes again.  Early stop (Note [Early
+# stop]) ends a recomputation as soon as it has rebuilt every tensor its forward saved.
+
+_DEBUG_TIP = """
+Tip: To see a more detailed error message, either pass `debug=True` to
+`torch.utils.checkpoint.checkpoint(...)` or wrap the code block
+with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to
+enable checkpoint\u2011debug mode globally.
+
+If this error occurs under torch.compile with automatic_dynamic_shapes enabled,
+it may be because the recomputation selected a different compiled graph than the
+forward pass (e.g., a dynamic graph instead of the original static graph).
+To fix this, either:
+  - Use torch._dynamo.mark_dynamic() to explicitly mark varying dimensions as
+    dynamic upfront, avoiding the static-to-dynamic transition.
+  - Call torch._C._dynamo.eval_frame._set_lru_cache(False) to disable LRU cache
+    reordering, which can change which graph is checked first between forward
+    and recompute.
+See https://github.com/pytorch/pytorch/issues/166926 for more details and
+workaround examples.
+"""
+_fresh_ids = itertools.count(-2, -1)  # unpacks outside any backward get ids of their own
+
+
+class _Holder:
+    """What a checkpointed forward saves in place of a tensor: per backward run, a handle."""
+
+    __slots__ = ("handles", "__weakref__")
+
+    def __init__(self) -> None:
+        self.handles: dict = {}
+
+
+class _Handle:
+    """Key of one recomputed tensor for one backward run (dropped once handed out)."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _metadata(t: Any) -> dict:
+    return {"shape": t.shape, "dtype": t.dtype, "device": t.device}
+
+
 class _Frame:
-    """One checkpointed call: what is needed to recompute it, and the recomputed tensors."""
+    """One checkpointed call: its saved inputs, a holder per saved tensor, the recomputations."""
 
-    def __init__(self, function: Callable, args: tuple, kwargs: dict, rng_state: Any,
-                 preserve_rng_state: bool, recompute_context: Any, determinism_check: str,
-                 early_stop: bool):
-        self.function = function
+    def __init__(self, recompute: Callable, early_stop: bool, determinism_check: str) -> None:
+        self.recompute = recompute
         self.early_stop = early_stop
-        self.args = args
-        self.kwargs = kwargs
-        self.rng_state = rng_state
-        self.preserve_rng_state = preserve_rng_state
-        self.recompute_context = recompute_context
-        self.determinism_check = determinism_check
-        self.metadata: list = []  # (shape, dtype) of each tensor saved by the forward
-        self.recomputed: list | None = None
-        self.unpacked: set = set()
+        self.check_metadata = determinism_check == "default"
+        self.saved_args: list = []
+        self.weak_holders: list = []
+        self.metadata: list = []
+        self.recomputed: dict = collections.defaultdict(weakref.WeakKeyDictionary)
+        self.recomp_counter: dict = collections.defaultdict(int)
+        self.is_recomputed: dict = collections.defaultdict(bool)
+        self.forward_completed = False
+        self.ignore_saved_mismatch = False
 
-    def pack(self, tensor: Any) -> int:
-        self.metadata.append((tuple(tensor.shape), tensor.dtype))
-        return len(self.metadata) - 1
+    def save_inputs(self, args: tuple) -> None:
+        # saved while the enclosing checkpoint's pack hook is active (Note [Nested checkpoints])
+        self.saved_args = [SavedTensor(a) if _is_tensor(a) else a for a in args]
 
-    def unpack(self, handle: int) -> Any:
-        if self.recomputed is None:
-            self.recomputed = self._recompute()
-            self.unpacked = set()
-        value = self.recomputed[handle]
-        self.unpacked.add(handle)
-        if len(self.unpacked) == len(self.recomputed):
-            self.recomputed = None  # every value was used: let them go
+    def get_inputs(self) -> list:
+        return [a.unpack(None) if isinstance(a, SavedTensor) else a for a in self.saved_args]
+
+    # -- the forward's hooks ---------------------------------------------------------
+    def pack(self, tensor: Any) -> _Holder:
+        holder = _Holder()
+        self.weak_holders.append(weakref.ref(holder))
+        self.metadata.append(_metadata(tensor) if self.check_metadata else None)
+        return holder
+
+    def unpack(self, holder: _Holder) -> Any:
+        gid = engine.current_graph_task_id()
+        if gid == -1:
+            gid = next(_fresh_ids)
+        if not self.is_recomputed[gid]:
+            args = self.get_inputs()
+            try:
+                with _RecomputationHooks(self, gid), enable_grad():
+                    self.recompute(*args)
+            except _StopRecomputation:
+                pass
+            self.is_recomputed[gid] = True
+            self._check(gid)
+        handle = holder.handles.get(gid)
+        if handle is None:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
+                "already unpacked once. If you are calling ctx.saved_tensors in backward, make "
+                "sure to do so only once. Otherwise please open an issue with details on your "
+                "use case.")
+        value = self.recomputed[gid][handle]
+        holder.handles[gid] = None
         return value
 
-    def _recompute(self) -> list:
-        saved: list = []
+    # -- the recomputation's pack hook -------------------------------------------------
+    def collect(self, tensor: Any, gid: int) -> Any:
+        x = tensor.detach() if tensor.requires_grad else tensor
+        index = self.recomp_counter[gid]
+        self.recomp_counter[gid] += 1
+        if index >= len(self.weak_holders):
+            if not self.forward_completed:  # a backward inside the forward, without early stop
+                self.ignore_saved_mismatch = True
+                return x
+            raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during "
+                                  "recomputation than during the original forward pass.\n"
+                                  + _DEBUG_TIP)
+        holder = self.weak_holders[index]()
+        if holder is not None:  # else a backward inside the forward already used it
+            handle = holder.handles[gid] = _Handle()
+            self.recomputed[gid][handle] = x
+        if self.early_stop and self.recomp_counter[gid] == len(self.weak_holders):
+            raise _StopRecomputation
+        return x
 
-        # Note [Early stop]: with early_stop the recomputation ends as soon as it has
-        # saved as many tensors as the forward did; the rest of the function (often
-        # most of it for the last saved tensor) never runs again, as in torch.
-        needed = len(self.metadata) if self.early_stop else -1
-
-        def collect(t: Any) -> None:
-            saved.append(t.detach() if t.requires_grad else t)
-            if len(saved) == needed:
-                raise _StopRecomputation
-
-        args = detach_variable(tuple(self.args))
-        try:
-            with _rng_as_in_forward(self.rng_state, self.preserve_rng_state), enable_grad(), \
-                    saved_tensors_hooks(collect, _never_unpacked), self.recompute_context:
-                self.function(*args, **self.kwargs)
-        except _StopRecomputation:
-            pass
-        self._check(saved)
-        return saved
-
-    def _check(self, saved: list) -> None:
-        if len(saved) != len(self.metadata):
+    def _check(self, gid: int) -> None:
+        if self.ignore_saved_mismatch:
+            return
+        if len(self.weak_holders) != self.recomp_counter[gid]:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 "original forward and recomputation.\n"
-                f"Number of tensors saved during forward: {len(self.metadata)}\n"
-                f"Number of tensors saved during recomputation: {len(saved)}.")
-        if self.determinism_check != "default":
+                f"Number of tensors saved during forward: {len(self.weak_holders)}\n"
+                f"Number of tensors saved during recomputation: {self.recomp_counter[gid]}.\n"
+                + _DEBUG_TIP)
+        if not self.check_metadata:
             return
         bad = []
-        for i, (t, (shape, dtype)) in enumerate(zip(saved, self.metadata)):
-            now = (tuple(t.shape), t.dtype)
-            if now != (shape, dtype):
+        for i, ref in enumerate(self.weak_holders):
+            holder = ref()
+            if holder is None:
+                continue
+            now = _metadata(self.recomputed[gid][holder.handles[gid]])
+            if now != self.metadata[i]:
                 bad.append(f"tensor at position {i}:\n"
-                           f"saved metadata: {{'shape': {shape}, 'dtype': {dtype}}}\n"
-                           f"recomputed metadata: {{'shape': {now[0]}, 'dtype': {now[1]}}}\n")
+                           f"saved metadata: {self.metadata[i]}\n"
+                           f"recomputed metadata: {now}\n")
         if bad:
             raise CheckpointError(
                 "torch.utils.checkpoint: Recomputed values for the following tensors have "
-                "different metadata than during the forward pass.\n" + "".join(bad))
+                "different metadata than during the forward pass.\n" + "".join(bad) + ".\n"
+                + _DEBUG_TIP)
+
+
+class _RecomputationHooks(saved_tensors_hooks):
+    """The hooks a recomputation runs under: every saved tensor goes to the frame's table."""
+
+    def __init__(self, frame: _Frame, gid: int) -> None:
+        super().__init__(lambda t: frame.collect(t, gid), _never_unpacked)
 
 
 def _never_unpacked(packed: Any) -> Any:
@@ -221,12 +310,21 @@ def _checkpoint_without_reentrant(function: Callable, preserve_rng_state: bool,
                          f"{determinism_check}")
     forward_context, recompute_context = context_fn()
     rng_state = _creation.default_generator.get_state() if preserve_rng_state else None
+
+    def recompute(*inputs: Any) -> None:
+        with _rng_as_in_forward(rng_state, preserve_rng_state), recompute_context:
+            function(*inputs, **kwargs)
+
     if _early_stop_override is not None:  # captured now: backward may run outside the block
         early_stop = _early_stop_override
-    frame = _Frame(function, args, kwargs, rng_state, preserve_rng_state, recompute_context,
-                   determinism_check, early_stop)
-    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+    if not is_grad_enabled():  # nothing will be saved: torch runs the function plainly
         return function(*args, **kwargs)
+    frame = _Frame(recompute, early_stop, determinism_check)
+    frame.save_inputs(args)
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+        out = function(*args, **kwargs)
+    frame.forward_completed = True
+    return out
 
 
 # -- public API --------------------------------------------------------------------------

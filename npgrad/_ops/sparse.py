@@ -1,0 +1,951 @@
+"""Sparse COO tensors: their representation, conversions, arithmetic, products and sums.
+
+Note [Sparse COO tensors]
+A sparse tensor is a ``SparseTensor``, a Tensor subclass that adds three slots:
+``_sp_indices`` (an int64 array, sparse_dim x nnz), ``_sp_values`` (an array of
+nnz x dense dims) and ``_coalesced`` (torch's flag: indices unique and sorted).
+Its autograd slots are a Tensor's (grad_fn, requires_grad, grad, hooks), so the
+engine, AccumulateGrad and ``edge_of`` treat it as any tensor.
+
+Its ``_data`` is a ``SparseMeta``: the shape and dtype the engine and the
+metadata methods read (``shape``, ``dtype``, ``dim()``, ``numel()``), and
+nothing else.  Every other use of ``_data``, the place where an op reads a
+tensor's values, refuses: a NumPy function or ufunc applied to it, converting it
+to an array, or asking it for any other array attribute raises torch's
+``Could not run 'aten::<op>' with arguments from the 'SparseCPU' backend``
+NotImplementedError, naming the npgrad function that was called.  So a dense op
+given a sparse tensor fails loudly instead of reading garbage, and dense
+tensors pay nothing for it: no op checks a layout on its path (the one check
+added elsewhere, in ``mm`` and in ``.grad`` accumulation, is a type test of the
+array the op reads anyway).  The operators (``+``, ``*``, ``@``, ...) of a
+SparseTensor are its own methods; Python tries a subclass's reflected operator
+first, so ``dense + sparse`` and ``dense @ sparse`` reach them too.
+
+Gradients follow torch: ``to_dense`` sends back the gradient masked to the
+input's (coalesced) pattern, a sparse tensor; ``values()`` sends back a sparse
+tensor with its indices; ``sparse.mm`` gives the sparse matrix a masked sparse
+gradient and ``mm`` a dense one.  Every backward rule is written in npgrad ops
+(the constructor from values, ``to_dense``, indexing, ``mm``), so gradients of
+gradients work.  A grad_fn name is one class (as in torch, where one node serves
+both layouts): ``s + t``, ``s * 2``, ``mm(s, d)``, ``s.sum()`` record the dense
+ops' own AddBackward0, MulBackward0, MmBackward0, SumBackward0, whose rules are
+written in operators a sparse gradient has.  What this minimal layout lacks is
+refused as above: transposes, dtype conversions and other elementwise ops.  A
+dual tensor given to a sparse op raises torch's forward-AD NotImplementedError
+(torch has no forward rule for these ops either).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._forward import FW, has_tangent
+from .._mode import _tls, GRAD, INFERENCE, RECORDING
+from .._tensor import Tensor, edge_of, wrap
+from ._core import Node, saved
+from .signature import signature
+from ..autograd.graph import SavedTensor
+from . import pointwise as _pointwise
+from .linalg import MmBackward0, _elem_strides, mm as dense_mm
+from .pointwise import AddBackward0, DivBackward0, MulBackward0, SubBackward0
+from .reduction import SumBackward0, sum as dense_sum
+from .shape import CloneBackward0
+
+NegBackward0 = _pointwise.NEG.node
+
+
+
+class layout(str):
+    """``torch.layout``: equal to its text and printed bare, as ``torch.strided`` is."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+
+STRIDED = layout("torch.strided")
+SPARSE_COO = layout("torch.sparse_coo")
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_THIS_FILE = os.path.abspath(__file__)
+_WRAPPERS = os.path.join(os.path.dirname(_THIS_FILE), "signature.py")  # argument checks
+
+
+def _op_name() -> str:
+    """The npgrad function the user called: the outermost npgrad frame on the stack."""
+    frame: Any = sys._getframe(2)
+    name = "unknown"
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path.startswith(_PACKAGE) and os.path.abspath(path) not in (_THIS_FILE, _WRAPPERS):
+            name = frame.f_code.co_name
+        frame = frame.f_back
+    return name.strip("_") or name
+
+
+def unsupported(op: str | None = None) -> NotImplementedError:
+    """torch's error for an op that has no sparse kernel."""
+    return NotImplementedError(
+        f"Could not run 'aten::{op or _op_name()}' with arguments from the 'SparseCPU' backend. "
+        "This could be because the operator doesn't exist for this backend, or was omitted "
+        "during the selective/custom build process (if using custom build).")
+
+
+class SparseMeta:
+    """The ``_data`` of a sparse tensor: its shape and dtype, and a refusal for anything else."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple, dtype: np.dtype) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        raise unsupported()
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise unsupported()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        raise unsupported()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise unsupported()
+
+
+class SparseTensor(Tensor):
+    """A sparse COO tensor (Note [Sparse COO tensors])."""
+
+    __slots__ = ("_sp_indices", "_sp_values", "_coalesced")
+    _sp_indices: np.ndarray
+    _sp_values: np.ndarray
+    _coalesced: bool
+
+    # -- layout and structure ---------------------------------------------------
+    @property
+    def is_sparse(self) -> bool:
+        return True
+
+    @property
+    def layout(self) -> str:
+        return SPARSE_COO
+
+    def sparse_dim(self) -> int:
+        return self._sp_indices.shape[0]
+
+    def dense_dim(self) -> int:
+        return self._sp_values.ndim - 1
+
+    def _nnz(self) -> int:
+        return self._sp_indices.shape[1]
+
+    def is_coalesced(self) -> bool:
+        return self._coalesced
+
+    def _indices(self) -> Tensor:
+        return wrap(self._sp_indices, 0)
+
+    def _values(self) -> Tensor:
+        return wrap(self._sp_values, 0)
+
+    def indices(self) -> Tensor:
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return wrap(self._sp_indices, 0)
+
+    def values(self) -> Tensor:
+        return values(self)
+
+    def coalesce(self) -> SparseTensor:
+        return coalesce(self)
+
+    def to_dense(self, dtype: Any = None, *, masked_grad: Any = None) -> Tensor:
+        return to_dense(self)
+
+    def to_sparse(self, sparse_dim: Any = None, *, layout: Any = None, blocksize: Any = None,
+                  dense_dim: Any = None) -> SparseTensor:
+        if sparse_dim is not None and sparse_dim != self.sparse_dim():
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim "
+                               "argument !=self.sparse_dim() is not supported")
+        return self
+
+    # -- what a sparse tensor has no storage for --------------------------------
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        return False
+
+    def data_ptr(self) -> int:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def tolist(self) -> Any:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def untyped_storage(self) -> Any:
+        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+
+    def storage(self) -> Any:
+        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
+                        "first.")
+
+    def item(self) -> Any:
+        n = self._data.size
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return float(self._sp_values.sum()) if self._data.dtype.kind == "f" \
+            else self._sp_values.sum().item()
+
+    def detach(self) -> SparseTensor:
+        return make_sparse(self._sp_indices, self._sp_values, self._data.shape, self._coalesced)
+
+    def clone(self, *, memory_format: Any = None) -> SparseTensor:
+        return clone(self)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # as torch's: indices, values and size travel; requires_grad and history do not
+        return (_rebuild, (self._sp_indices, self._sp_values, self._data.shape, self._coalesced,
+                           False))
+
+    def __deepcopy__(self, memo: dict) -> SparseTensor:
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        new = _rebuild(self._sp_indices.copy(), self._sp_values.copy(), self._data.shape,
+                       self._coalesced, self._requires_grad)
+        memo[id(self)] = new
+        return new
+
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
+        from .._tensor_str import sparse_repr
+
+        return sparse_repr(self)
+
+    __str__ = __repr__  # type: ignore[assignment]
+
+    # -- arithmetic -------------------------------------------------------------
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return add(self, other, alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return add(self, other, alpha, SubBackward0)
+
+    def mul(self, other: Any) -> Tensor:
+        return mul(self, other)
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        if rounding_mode is not None:
+            raise unsupported("div.Tensor_mode")
+        return div(self, other)
+
+    def neg(self) -> SparseTensor:
+        return neg(self)
+
+    def __add__(self, other: Any) -> Tensor:
+        return add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return add_dense(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return add(self, other, 1, SubBackward0)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return mul(self, other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return div(self, other)
+
+    def __neg__(self) -> SparseTensor:
+        return neg(self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return mm(self, other)
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        return mm(self, mat2)
+
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
+            keepdims: Any = None) -> Tensor:
+        if dim is None:
+            return sum_all(self, dtype)
+        return sparse_sum(self, dim, dtype=dtype)
+
+    __hash__ = Tensor.__hash__
+
+
+def make_sparse(indices: np.ndarray, values: np.ndarray, shape: tuple,
+                coalesced: bool) -> SparseTensor:
+    """A SparseTensor without history over ``indices`` and ``values`` (no checks, no copy)."""
+    t: SparseTensor = object.__new__(SparseTensor)
+    t._data = SparseMeta(tuple(int(s) for s in shape), values.dtype)  # type: ignore[assignment]
+    t._grad_fn = None
+    t._requires_grad = False
+    t._vc = None
+    t._output_nr = 0
+    t._base = None
+    t._grad = None
+    t._extra = None
+    t._sp_indices = indices
+    t._sp_values = values
+    t._coalesced = coalesced
+    return t
+
+
+def _rebuild(indices: np.ndarray, values: np.ndarray, shape: tuple, coalesced: bool,
+             requires_grad: bool) -> SparseTensor:
+    t = make_sparse(indices, values, shape, coalesced)
+    t._requires_grad = requires_grad
+    return t
+
+
+def is_sparse(x: Any) -> bool:
+    return type(x) is SparseTensor
+
+
+def _dense(g: Tensor) -> Tensor:
+    """A gradient as a dense tensor (gradients reaching a rule may be sparse or dense)."""
+    return to_dense(g) if type(g) is SparseTensor else g
+
+
+_ATEN_NAMES = {"SparseCooTensorWithDimsAndTensorsBackward0":
+               "_sparse_coo_tensor_with_dims_and_tensors",
+               "ToSparseBackward0": "_to_sparse", "ToSparseBackward1": "_to_sparse",
+               "SparseAddmmBackward0": "_sparse_addmm", "MmBackward0": "mm",
+               "AddBackward0": "add", "SubBackward0": "sub"}
+
+
+def _refuse_tangents(cls: type, inputs: tuple) -> None:
+    """torch's error for forward AD through a sparse op (none has a forward rule)."""
+    if any(isinstance(x, Tensor) and has_tangent(x) for x in inputs) \
+            and not _tls.mode & INFERENCE:
+        name = _ATEN_NAMES.get(cls.__name__, cls.__name__)
+        raise NotImplementedError(
+            f"Trying to use forward AD with {name} that does not support it because it has not "
+            "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
+            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+            "its implementation or submit a PR adding the implementation to derivatives.yaml")
+
+
+def _recorded(cls: type, inputs: tuple, result: Tensor) -> Any:
+    """Give ``result`` a ``cls`` node over ``inputs`` when grad is recorded; the node or None."""
+    if FW.active:
+        _refuse_tangents(cls, inputs)
+    if _tls.mode != RECORDING or not any(isinstance(x, Tensor) and x._requires_grad
+                                         for x in inputs):
+        return None
+    node: Any = object.__new__(cls)
+    edges = tuple(edge_of(x) if isinstance(x, Tensor) and x._requires_grad else (None, 0)
+                  for x in inputs)
+    node._init_node(edges, ((tuple(result._data.shape), result._data.dtype),))
+    result._grad_fn = node
+    result._requires_grad = True
+    return node
+
+
+# -- index arithmetic --------------------------------------------------------------
+
+def _check_bounds(indices: np.ndarray, sparse_shape: tuple) -> None:
+    """torch's invariant check: every index within its dimension."""
+    for d in range(indices.shape[0]):
+        row = indices[d]
+        if row.size == 0:
+            continue
+        low = int(row.min())
+        if low < 0:
+            raise RuntimeError(f"found negative index {low} for dim {d}")
+        high = int(row.max())
+        if high >= sparse_shape[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                               f"{sparse_shape[d]} but found index {high}")
+
+
+def _linear(indices: np.ndarray, sparse_shape: tuple) -> np.ndarray:
+    """Each entry's position in the row-major order of the sparse dims."""
+    if not sparse_shape:
+        return np.zeros(indices.shape[1], dtype=np.int64)
+    _check_bounds(indices, sparse_shape)
+    return np.ravel_multi_index(tuple(indices), sparse_shape).astype(np.int64, copy=False)
+
+
+def _unlinear(linear: np.ndarray, sparse_shape: tuple) -> np.ndarray:
+    if not sparse_shape:
+        return np.zeros((0, linear.size), dtype=np.int64)
+    return np.stack(np.unravel_index(linear, sparse_shape)).astype(np.int64).reshape(
+        len(sparse_shape), linear.size)
+
+
+def _coalesce_arrays(indices: np.ndarray, values: np.ndarray, shape: tuple) -> tuple:
+    """Sorted unique indices and the summed values (torch's coalesce, in NumPy)."""
+    sparse_shape = shape[:indices.shape[0]]
+    lin = _linear(indices, sparse_shape)
+    unique, inverse = np.unique(lin, return_inverse=True)
+    summed = np.zeros((unique.size,) + values.shape[1:], dtype=values.dtype)
+    np.add.at(summed, inverse.reshape(-1), values)
+    return _unlinear(unique, sparse_shape), summed
+
+
+def _coalesced_indices(s: SparseTensor) -> np.ndarray:
+    if s._coalesced:
+        return s._sp_indices
+    lin = _linear(s._sp_indices, s._data.shape[:s.sparse_dim()])
+    return _unlinear(np.unique(lin), s._data.shape[:s.sparse_dim()])
+
+
+def _index_tensors(indices: np.ndarray) -> tuple:
+    return tuple(wrap(np.ascontiguousarray(row), 0) for row in indices)
+
+
+# -- construction ------------------------------------------------------------------
+
+INVARIANTS_MSG = (
+    "Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) will occur "
+    "when operating on a sparse tensor which violates the invariants, but checks incur "
+    "performance overhead. To silence this warning, explicitly opt in or out. See "
+    "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance. ")
+_warned_invariants = [False]
+# torch.sparse.check_sparse_tensor_invariants: None (not chosen), True or False
+invariant_checks: list = [None]
+
+
+class SparseCooTensorWithDimsAndTensorsBackward0(Node):
+    """Values to a sparse tensor: each value's gradient is the gradient at its index."""
+
+    __slots__ = ("indices",)
+    _saved_fields = ("indices",)
+    indices: Any
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .indexing import getitem
+
+        return getitem(_dense(grad), _index_tensors(saved(self, "indices")._data)),
+
+
+def coo_from_values(indices: np.ndarray, values: Tensor, shape: tuple,
+                    coalesced: bool) -> SparseTensor:
+    """The sparse tensor of ``values`` at ``indices``, recorded as torch's constructor."""
+    res = make_sparse(indices, values._data, shape, coalesced)
+    node = _recorded(SparseCooTensorWithDimsAndTensorsBackward0, (values,), res)
+    if node is not None:
+        node.indices = SavedTensor(wrap(indices, 0))
+    return res
+
+
+def _as_tensor(x: Any, dtype: Any = None) -> Tensor:
+    from .. import _creation
+
+    if isinstance(x, Tensor):
+        return x if dtype is None or x.dtype is dtype else x.to(dtype)
+    return _creation.tensor(x, dtype=dtype)
+
+
+@signature(
+    "sparse_coo_tensor(PyObject* indices, PyObject* values, *, ScalarType dtype=None, "
+    "Device? device=None, bool pin_memory=False, bool requires_grad=False, "
+    "bool? check_invariants=None, bool? is_coalesced=None)",
+    "sparse_coo_tensor(PyObject* indices, PyObject* values, IntArrayRef size, *, "
+    "ScalarType dtype=None, Device? device=None, bool pin_memory=False, "
+    "bool requires_grad=False, bool? check_invariants=None, bool? is_coalesced=None)",
+    "sparse_coo_tensor(IntArrayRef size, *, ScalarType dtype=None, Device? device=None, "
+    "bool requires_grad=False, bool? check_invariants=None)")
+def sparse_coo_tensor(indices: Any, values: Any = None, size: Any = None, *, dtype: Any = None,
+                      device: Any = None, pin_memory: bool = False, requires_grad: bool = False,
+                      check_invariants: Any = None, is_coalesced: Any = None) -> SparseTensor:
+    """A sparse COO tensor with ``values`` at ``indices`` (sparse_dim x nnz).
+
+    >>> import npgrad
+    >>> npgrad.sparse_coo_tensor([[0, 1], [1, 0]], [1., 2.], (2, 2)).to_dense()
+    tensor([[0., 1.],
+            [2., 0.]])
+    """
+    if values is None:  # sparse_coo_tensor(size): no entries
+        shape = tuple(int(n) for n in indices)
+        empty = np.zeros((0,), dtype=(dtype or _dtype.get_default_dtype()).np_dtype)
+        res = make_sparse(np.zeros((len(shape), 0), dtype=np.int64), empty, shape, True)
+        res._requires_grad = bool(requires_grad)
+        return res
+    idx = _as_tensor(indices)._data
+    vals = _as_tensor(values, dtype)
+    if idx.ndim != 2:
+        idx = idx.reshape(idx.shape[0] if idx.ndim else 0, -1) if idx.ndim == 1 else idx
+    sparse_dim = idx.shape[0] if idx.ndim else 0
+    dense_dim = vals._data.ndim - 1
+    if size is None:
+        sparse_sizes = tuple(int(idx[d].max()) + 1 if idx.shape[1] else 0
+                             for d in range(sparse_dim))
+        shape = sparse_sizes + tuple(vals._data.shape[1:])
+    else:
+        shape = tuple(int(s) for s in size)
+        if len(shape) != sparse_dim + dense_dim:
+            raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: "
+                               f"len(size) = {len(shape)}, sparse_dim = {sparse_dim}, "
+                               f"dense_dim = {dense_dim}")
+    if idx.shape[1] != vals._data.shape[0]:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{idx.shape[1]}, nnz from values: {vals._data.shape[0]}")
+    if requires_grad and vals._data.dtype.kind not in "fcV":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    checks = check_invariants if check_invariants is not None else invariant_checks[0]
+    if checks:
+        _check_bounds(idx, shape[:sparse_dim])
+    elif checks is None and not _warned_invariants[0]:
+        _warned_invariants[0] = True
+        warnings.warn(INVARIANTS_MSG, UserWarning, stacklevel=2)
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    res = coo_from_values(idx, vals, shape, bool(is_coalesced))
+    if requires_grad:
+        res._requires_grad = True
+    return res
+
+
+# -- conversions -------------------------------------------------------------------
+
+class ToSparseBackward0(Node):
+    """``to_sparse(sparse_dim)``: the dense input gets the gradient densified."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return _dense(grad),
+
+
+class ToSparseBackward1(ToSparseBackward0):
+    """``to_sparse()``."""
+
+    __slots__ = ()
+
+
+def to_sparse(input: Tensor, sparse_dim: Any = None, *, layout: Any = None) -> SparseTensor:
+    """The nonzero entries of a dense tensor (rows of its first ``sparse_dim`` dims)."""
+    if layout is not None and layout != SPARSE_COO:
+        raise NotImplementedError(f"to_sparse: conversion to {layout} is not supported")
+    data = input._data
+    nd = data.ndim
+    if nd == 0:  # one entry, at no index
+        res = make_sparse(np.zeros((0, 1), dtype=np.int64), data.reshape(1).copy(), (), True)
+        _recorded(ToSparseBackward1 if sparse_dim is None else ToSparseBackward0, (input,), res)
+        return res
+    if sparse_dim is None:
+        dims = nd
+    else:
+        dims = int(sparse_dim)
+        if not 0 <= dims <= nd:
+            raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{nd}] range, "
+                               f"but {dims} is given")
+        if dims == 0 and nd > 0:
+            raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when "
+                               "self.dim()>0")
+    lead = data.reshape(data.shape[:dims] + (-1,)) if data.size else \
+        data.reshape(data.shape[:dims] + (0,))
+    mask = np.any(lead != 0, axis=-1) if nd > dims else (data != 0)
+    indices = np.stack(np.nonzero(mask)).astype(np.int64).reshape(dims, -1)
+    values = data[tuple(indices)] if dims else data.reshape((1,) + data.shape)
+    res = make_sparse(indices, np.ascontiguousarray(values), data.shape, True)
+    _recorded(ToSparseBackward1 if sparse_dim is None else ToSparseBackward0, (input,), res)
+    return res
+
+
+class ToDenseBackward0(Node):
+    """The sparse input gets the gradient masked to its (coalesced) pattern: a sparse tensor."""
+
+    __slots__ = ("self_",)
+    _saved_fields = ("self_",)
+    self_: Any
+
+    def backward(self, grad: Tensor) -> tuple:
+        s = saved(self, "self_")
+        return sparse_mask(_dense(grad), _coalesced_indices(s), s._data.shape),
+
+
+def sparse_mask(dense: Tensor, indices: np.ndarray, shape: tuple) -> SparseTensor:
+    """``dense`` at ``indices`` (coalesced) as a sparse tensor (torch's ``sparse_mask``)."""
+    from .indexing import getitem
+
+    return coo_from_values(indices, getitem(dense, _index_tensors(indices)), shape, True)
+
+
+def to_dense(s: SparseTensor) -> Tensor:
+    """The dense tensor of ``s`` (duplicates added up); ToDenseBackward0."""
+    shape = s._data.shape
+    sd = s.sparse_dim()
+    out = np.zeros(shape, dtype=s._data.dtype)
+    _check_bounds(s._sp_indices, shape[:sd])
+    np.add.at(out, tuple(s._sp_indices), s._sp_values)
+    res = wrap(out, _tls.mode)
+    node = _recorded(ToDenseBackward0, (s,), res)
+    if node is not None:
+        node.self_ = SavedTensor(s)
+    return res
+
+
+class CoalesceBackward0(Node):
+    """Coalescing moves no value anywhere it did not come from: the gradient passes."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad,
+
+
+def coalesce(s: SparseTensor) -> SparseTensor:
+    """``s`` with sorted, unique indices (duplicates summed); ``s`` itself when already so."""
+    if s._coalesced:
+        return s
+    indices, values = _coalesce_arrays(s._sp_indices, s._sp_values, s._data.shape)
+    res = make_sparse(indices, values, s._data.shape, True)
+    _recorded(CoalesceBackward0, (s,), res)
+    return res
+
+
+class ValuesBackward0(Node):
+    """``values()``: the gradient of the values, placed back at the indices."""
+
+    __slots__ = ("self_",)
+    _saved_fields = ("self_",)
+    self_: Any
+
+    def backward(self, grad: Tensor) -> tuple:
+        s = saved(self, "self_")
+        return coo_from_values(s._sp_indices, grad, s._data.shape, True),
+
+
+def values(s: SparseTensor) -> Tensor:
+    if not s._coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    res = wrap(s._sp_values, 0)
+    node = _recorded(ValuesBackward0, (s,), res)
+    if node is not None:
+        node.self_ = SavedTensor(s)
+    return res
+
+
+def clone(s: SparseTensor) -> SparseTensor:
+    res = make_sparse(s._sp_indices.copy(), s._sp_values.copy(), s._data.shape, s._coalesced)
+    _recorded(CloneBackward0, (s,), res)
+    return res
+
+
+# -- arithmetic --------------------------------------------------------------------
+
+def _merge(a: SparseTensor, b: SparseTensor, alpha: Any) -> tuple:
+    """torch's sparse add: the two index lists merged in one pass, equal heads summed."""
+    sparse_shape = a._data.shape[:a.sparse_dim()]
+    la = _linear(a._sp_indices, sparse_shape)
+    lb = _linear(b._sp_indices, sparse_shape)
+    va, vb = a._sp_values, b._sp_values * alpha
+    out_dtype = np.result_type(va, vb)
+    if a._coalesced and b._coalesced:  # two sorted unique lists: the merge is their union
+        lin, inverse = np.unique(np.concatenate((la, lb)), return_inverse=True)
+        vals = np.zeros((lin.size,) + va.shape[1:], dtype=out_dtype)
+        np.add.at(vals, inverse.reshape(-1), np.concatenate((va.astype(out_dtype),
+                                                             vb.astype(out_dtype))))
+        return _unlinear(lin, sparse_shape), vals
+    order_idx, order_val = [], []
+    i = j = 0
+    while i < la.size or j < lb.size:
+        if j >= lb.size or (i < la.size and la[i] < lb[j]):
+            order_idx.append(la[i])
+            order_val.append(va[i])
+            i += 1
+        elif i >= la.size or lb[j] < la[i]:
+            order_idx.append(lb[j])
+            order_val.append(vb[j])
+            j += 1
+        else:
+            order_idx.append(la[i])
+            order_val.append(va[i] + vb[j])
+            i += 1
+            j += 1
+    lin = np.asarray(order_idx, dtype=np.int64)
+    vals = np.asarray(order_val, dtype=out_dtype).reshape((lin.size,) + va.shape[1:])
+    return _unlinear(lin, sparse_shape), vals
+
+
+def add(a: SparseTensor, other: Any, alpha: Any = 1, cls: Any = None) -> Tensor:
+    """``a + alpha * other`` for a sparse ``a``: sparse + sparse is sparse."""
+    if type(other) is not SparseTensor:
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                           "instead.")
+    if a._data.shape != other._data.shape:
+        raise RuntimeError("add: expected sizes of 'self' and 'other' to match, but "
+                           f"{list(a._data.shape)} != {list(other._data.shape)}")
+    cls = cls or AddBackward0
+    indices, vals = _merge(a, other, alpha if cls is AddBackward0 else -alpha)
+    res = make_sparse(indices, vals, a._data.shape, a._coalesced and other._coalesced)
+    node = _recorded(cls, (a, other), res)
+    if node is not None:
+        node.alpha = alpha
+    return res
+
+
+def add_dense(dense: Any, s: Any, alpha: Any = 1) -> Tensor:
+    """``dense + alpha * s``: a dense tensor."""
+    if not isinstance(dense, Tensor):
+        raise unsupported("add")
+    if dense._data.shape != s._data.shape:
+        raise RuntimeError("add: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(dense._data.shape)} but other has size "
+                           f"{list(s._data.shape)}")
+    out = np.array(dense._data, dtype=np.result_type(dense._data, s._sp_values), copy=True)
+    _check_bounds(s._sp_indices, s._data.shape[:s.sparse_dim()])
+    np.add.at(out, tuple(s._sp_indices), s._sp_values * alpha)
+    res = wrap(out, _tls.mode)
+    node = _recorded(AddBackward0, (dense, s), res)
+    if node is not None:
+        node.alpha = alpha
+    return res
+
+
+def _number(other: Any) -> Any:
+    if isinstance(other, Tensor):
+        if type(other) is SparseTensor or other._data.ndim:
+            raise unsupported()
+        return other._data.item()
+    if isinstance(other, (bool, int, float)):
+        return other
+    raise TypeError(f"unsupported operand type for sparse tensor: '{type(other).__name__}'")
+
+
+def _scaled(cls: type, s: SparseTensor, other: Any, values: np.ndarray) -> SparseTensor:
+    res = make_sparse(s._sp_indices, values, s._data.shape, s._coalesced)
+    # torch records the number as a second (wrapped, gradient-less) input
+    node = _recorded(cls, (s, None), res)
+    if node is not None:
+        node.other = other
+        if cls is MulBackward0:
+            node.self_ = None
+    return res
+
+
+def mul(s: SparseTensor, other: Any) -> SparseTensor:
+    """``s * number``: the values scaled (dtype promoted as torch's)."""
+    k = _number(other)
+    vals = s._sp_values
+    out_dt = _dtype.result_type_np((np.empty((1,), vals.dtype), k))
+    return _scaled(MulBackward0, s, k, np.asarray(vals * k, dtype=out_dt))
+
+
+def div(s: SparseTensor, other: Any) -> SparseTensor:
+    k = _number(other)
+    vals = s._sp_values
+    out_dt = _dtype.float_result_np(_dtype.result_type_np((np.empty((1,), vals.dtype), k)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _scaled(DivBackward0, s, k, np.asarray(vals / k, dtype=out_dt))
+
+
+def neg(s: SparseTensor) -> SparseTensor:
+    res = make_sparse(s._sp_indices, -s._sp_values, s._data.shape, s._coalesced)
+    _recorded(NegBackward0, (s,), res)
+    return res
+
+
+# -- products ------------------------------------------------------------------------
+
+def _spmm(s: SparseTensor, d: np.ndarray) -> np.ndarray:
+    """The dense product of a 2-D sparse ``s`` and a dense matrix, in NumPy."""
+    rows, cols = s._sp_indices
+    out = np.zeros((s._data.shape[0], d.shape[1]), dtype=np.result_type(s._sp_values, d))
+    np.add.at(out, rows, s._sp_values[:, None] * d[cols])
+    return out
+
+
+def _check_mm(s: SparseTensor, d: Tensor) -> None:
+    if type(d) is SparseTensor or not isinstance(d, Tensor):
+        raise unsupported("addmm")
+    if s.sparse_dim() != 2 or s.dense_dim() != 0:
+        raise RuntimeError(f"addmm: matrices expected, got {s.sparse_dim()}D tensor")
+    if d._data.ndim != 2:
+        raise RuntimeError(f"addmm: matrices expected, got {d._data.ndim}D tensor")
+    if d._data.shape[0] != s._data.shape[1]:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size "
+                           f"{s._data.shape[1]}, got {d._data.shape[0]}")
+    if d._data.dtype != s._data.dtype:
+        raise RuntimeError(f"addmm: Expected dense tensor to have the same dtype as sparse, but "
+                           f"got {_dtype.from_np(d._data.dtype).scalar_name} and "
+                           f"{_dtype.from_np(s._data.dtype).scalar_name}")
+    _check_bounds(s._sp_indices, s._data.shape)
+
+
+class SparseAddmmBackward0(Node):
+    """``sparse.mm(S, D)`` as torch records it: addmm with a zero first input (edge None)."""
+
+    __slots__ = ("self_", "mat2", "mask", "shape")
+    _saved_fields = ("self_", "mat2")
+    self_: Any
+    mat2: Any
+    mask: np.ndarray
+    shape: tuple
+
+    def backward(self, grad: Tensor) -> tuple:
+        g_sparse = g_dense = None
+        if self.next_functions[1][0] is not None:
+            g_sparse = sparse_mask(dense_mm(grad, saved(self, "mat2").t()), self.mask, self.shape)
+        if self.next_functions[2][0] is not None:
+            g_dense = dense_mm(to_dense(saved(self, "self_")).t(), grad)
+        return None, g_sparse, g_dense
+
+
+def sparse_mm(s: SparseTensor, d: Tensor) -> Tensor:
+    """``torch.sparse.mm``: sparse x dense is dense; the sparse input's gradient is sparse."""
+    _check_mm(s, d)
+    res = wrap(_spmm(s, d._data), _tls.mode)
+    node = _recorded(SparseAddmmBackward0, (None, s, d), res)
+    if node is not None:
+        node.self_ = SavedTensor(s)
+        node.mat2 = SavedTensor(d)
+        node.mask = _coalesced_indices(s)
+        node.shape = s._data.shape
+    return res
+
+
+def mm(s: Any, d: Any) -> Tensor:
+    """``torch.mm`` / ``@`` with a sparse first matrix: MmBackward0, dense gradients.
+
+    The node is the dense product's; what it saves of the sparse matrix (for the
+    dense matrix's gradient) is its dense form, ``to_dense(s)``, recorded, so a
+    gradient of that gradient still reaches ``s``.
+    """
+    if type(s) is not SparseTensor:
+        raise unsupported("mm")
+    _check_mm(s, d)
+    res = wrap(_spmm(s, d._data), _tls.mode)
+    node = _recorded(MmBackward0, (s, d), res)
+    if node is not None:
+        if node.next_functions[0][0] is not None:
+            node.other = SavedTensor(d)
+        if node.next_functions[1][0] is not None:
+            node.self_ = SavedTensor(to_dense(s))
+        node.self_sym_strides = tuple(s._data.shape[1:2]) + (1,)
+        node.mat2_sym_strides = _elem_strides(d._data)
+    return res
+
+
+# -- sums ------------------------------------------------------------------------------
+
+class SparseSumBackward0(Node):
+    """``sparse.sum(S, dim)``: each entry gets the gradient at its place in the result."""
+
+    __slots__ = ("self_", "dims")
+    _saved_fields = ("self_",)
+    self_: Any
+    dims: tuple
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .shape import expand, reshape
+
+        s = saved(self, "self_")
+        shape = s._data.shape
+        kept = tuple(1 if i in self.dims else n for i, n in enumerate(shape))
+        full = expand(reshape(_dense(grad), kept), shape)
+        return sparse_mask(full, _coalesced_indices(s), shape),
+
+
+def _sum_dims(dim: Any, ndim: int) -> tuple:
+    from ._shape_util import wrap_dim
+
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    return tuple(sorted({wrap_dim(d, ndim) for d in dims}))
+
+
+def sum_all(s: SparseTensor, dtype: Any = None) -> Tensor:
+    """``S.sum()``: a dense 0-dim tensor; SumBackward0 straight onto the sparse input."""
+    vals = s._sp_values if dtype is None else s._sp_values.astype(dtype.np_dtype)
+    out_dt = vals.dtype if vals.dtype.kind in "fc" else np.dtype(np.int64)
+    res = wrap(np.asarray(vals.sum(dtype=out_dt)), _tls.mode)
+    node = _recorded(SumBackward0, (s,), res)
+    if node is not None:  # the dense sum's node: its gradient is dense, as torch's
+        shape = s._data.shape
+        node.self_sizes, node.keep_shape, node.dim = shape, (1,) * len(shape), \
+            tuple(range(len(shape)))
+    return res
+
+
+def sparse_sum(s: Any, dim: Any = None, *, dtype: Any = None) -> Tensor:
+    """``torch.sparse.sum``: all entries (a dense 0-dim tensor) or over ``dim``.
+
+    Summing over some sparse dims leaves a sparse tensor over the others (coalesced);
+    over every sparse dim, a dense one.
+    """
+    if type(s) is not SparseTensor:
+        raise RuntimeError("_sparse_sum expects a sparse tensor")
+    vals = s._sp_values
+    if dtype is not None:
+        vals = vals.astype(dtype.np_dtype)
+    shape = s._data.shape
+    if dim is None:  # torch: the sum of the coalesced values
+        return dense_sum(values(coalesce(s)), dtype=dtype)
+    dims = _sum_dims(dim, len(shape))
+    sd = s.sparse_dim()
+    sparse_summed = [d for d in dims if d < sd]
+    dense_axes = tuple(d - sd + 1 for d in dims if d >= sd)
+    if dense_axes:
+        vals = vals.sum(axis=dense_axes)
+    keep = [d for d in range(sd) if d not in sparse_summed]
+    out_shape = tuple(n for i, n in enumerate(shape) if i not in dims)
+    if not keep:
+        res = wrap(np.asarray(vals.sum(axis=0)), _tls.mode)
+    else:
+        indices, summed = _coalesce_arrays(np.ascontiguousarray(s._sp_indices[keep]), vals,
+                                           out_shape)
+        res = make_sparse(indices, summed, out_shape, True)
+    node = _recorded(SparseSumBackward0, (s,), res)
+    if node is not None:
+        node.self_, node.dims = SavedTensor(s), dims
+    return res
+
+
+def dense_unsupported(op: str) -> NotImplementedError:
+    """torch's error for a sparse-only op called on a dense (CPU) tensor."""
+    return NotImplementedError(
+        f"Could not run 'aten::{op}' with arguments from the 'CPU' backend. This could be "
+        "because the operator doesn't exist for this backend, or was omitted during the "
+        "selective/custom build process (if using custom build).")
+
+
+def accumulate(old: Tensor | None, grad: Tensor) -> Tensor:
+    """``.grad`` after a gradient arrives when either is sparse (AccumulateGrad's rule).
+
+    The first gradient is kept as a copy (a sparse one keeps its pattern); later ones are
+    added: sparse + sparse stays sparse, a dense one with a sparse one is dense.
+    """
+    if old is None:
+        if _tls.mode & GRAD:  # create_graph: the gradient itself, history and all
+            return grad
+        if type(grad) is SparseTensor:
+            return make_sparse(grad._sp_indices.copy(), grad._sp_values.copy(),
+                               grad._data.shape, grad._coalesced)
+        return wrap(np.array(grad._data, copy=True, order="C"), 0)
+    if type(old) is SparseTensor:
+        return old + grad if type(grad) is SparseTensor else add_dense(grad, old)
+    return add_dense(old, grad)
