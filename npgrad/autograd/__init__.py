@@ -155,6 +155,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     if len(grads) != len(outputs_t):
         raise RuntimeError(f"grad requires one grad_output per output: got {len(outputs_t)} "
                            f"outputs and {len(grads)} grad_outputs")
+    if is_grads_batched:  # one backward per row of the grad_outputs (npgrad.func)
+        from ..func._batched_grad import batched_grad
+
+        return batched_grad(grad, outputs_t, inputs_t, grads, retain_graph, create_graph,
+                            allow_unused, materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:

@@ -289,8 +289,8 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                     "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
                     "are not supported together. Please either set `strict=False` or "
                     "`vectorize=False`.")
-            raise NotImplementedError("npgrad: jacobian(vectorize=True) needs vmap, which "
-                                      "npgrad does not have; use vectorize=False")
+            result = _finish(_jacobian_vectorized(outputs, inputs, create_graph), create_graph)
+            return _untupled(result, (outputs_tuple, inputs_tuple))
         rows = []
         for i, out in enumerate(outputs):
             # One backward per output element: row j of out's Jacobian, per input.
@@ -316,6 +316,27 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                 for k, inp in enumerate(inputs)))
         result = _finish(tuple(rows), create_graph)
     return _untupled(result, (outputs_tuple, inputs_tuple))
+
+
+def _jacobian_vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> tuple:
+    """``jacobian(vectorize=True)``: one batched vjp per output (``is_grads_batched=True``),
+    the batch being the one-hot grad_outputs of all its elements."""
+    from .._creation import eye, zeros
+    from . import grad
+
+    rows = []
+    for out in outputs:
+        n = out.nelement()
+        shapes = [tuple(out.shape) + tuple(inp.shape) for inp in inputs]
+        if n == 0 or not out.requires_grad:
+            rows.append(tuple(zeros(shape, dtype=inp.dtype) for shape, inp in zip(shapes, inputs)))
+            continue
+        basis = eye(n, dtype=out.dtype).view((n,) + tuple(out.shape))
+        grads = grad((out,), inputs, (basis,), retain_graph=True, create_graph=create_graph,
+                     allow_unused=True, is_grads_batched=True)
+        rows.append(tuple(zeros(shape, dtype=inp.dtype) if g is None else g.view(shape)
+                          for g, shape, inp in zip(grads, shapes, inputs)))
+    return tuple(rows)
 
 
 def _jacobian_forward_mode(func: Callable, inputs: Any, strict: bool, vectorize: bool) -> Any:

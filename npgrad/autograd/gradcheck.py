@@ -18,10 +18,12 @@ vector-Jacobian products agree with single ones.
 
 Note [What differs from torch here]
   * ``fast_mode=True`` runs the same full (slow) check: it is exact, only slower.
-  * npgrad has no ``vmap``: ``check_batched_grad`` computes each product of a
-    batch by a second route (the product of a sum minus the product of the other
-    term), which catches a backward that is not linear in ``grad_output``.
-    ``check_batched_forward_grad`` has no batched forward path to check.
+  * ``check_batched_grad`` compares ``autograd.grad(..., is_grads_batched=True)``
+    (npgrad.func's vmap, which runs a backward per row: Note [vmap by slices]) with
+    single products, and also computes each product by a second route (the product
+    of a sum minus the product of the other term), which catches a backward that is
+    not linear in ``grad_output``.  ``check_batched_forward_grad`` has no batched
+    forward path to check.
   * ``masked`` is accepted for signature compatibility: npgrad has no sparse
     tensors, so there are no unspecified elements to mask.
   * ``check_forward_ad=True`` compares the Jacobian that forward-mode AD
@@ -358,7 +360,7 @@ def _slow_gradcheck(func: Callable, func_out: tuple, inputs: tuple, outputs: tup
 # -- properties of the backward ---------------------------------------------------------------
 
 def _test_batched_grad(inputs: tuple, output: Any, output_idx: int) -> None:
-    """See Note [What differs from torch here]: no vmap, so a linearity check stands in."""
+    """See Note [What differs from torch here]: batched products, and a linearity check."""
     from .._creation import randn_like, zeros_like
 
     diff_inputs = _diff_inputs(inputs)
@@ -376,6 +378,17 @@ def _test_batched_grad(inputs: tuple, output: Any, output_idx: int) -> None:
     of_total = vjp(total)
     of_first, of_second = vjp(grad_outputs[0]), vjp(grad_outputs[1])
     result = [np.stack([t - b, t - a]) for t, a, b in zip(of_total, of_first, of_second)]
+    from .._ops.shape import stack
+
+    batched = _grad(output, diff_inputs, stack(grad_outputs), retain_graph=True,
+                    allow_unused=True, is_grads_batched=True)
+    for input_idx, (b, exp) in enumerate(zip(batched, expected)):
+        got = np.zeros_like(exp) if b is None else b._data
+        if not _allclose(got, exp, 1e-05, 1e-08):
+            raise GradcheckError(
+                f"For output {output_idx} and input {input_idx}:\n\n"
+                "gradcheck or gradgradcheck failed while testing batched gradient computation."
+                f"\n\nGot:\n{_show(got)}\n\nExpected:\n{_show(exp)}")
     for input_idx, (res, exp) in enumerate(zip(result, expected)):
         if _allclose(res, exp, 1e-05, 1e-08):
             continue
@@ -383,7 +396,7 @@ def _test_batched_grad(inputs: tuple, output: Any, output_idx: int) -> None:
             f"For output {output_idx} and input {input_idx}:\n\n"
             "gradcheck or gradgradcheck failed while testing batched gradient computation.\n\n"
             f"Got:\n{_show(res)}\n\nExpected:\n{_show(exp)}")
-        _add_note(error, "npgrad has no vmap: each product of the batch was recomputed as "
+        _add_note(error, "npgrad: each product of the batch was recomputed as "
                          "the product of a sum of grad_outputs minus the other product, so the "
                          "backward is not linear in grad_output. Pass check_batched_grad=False "
                          "to skip this check.")
