@@ -30,7 +30,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["erf", "erfc", "erfinv", "gelu"]
+__all__ = ["erf", "erfc", "erfinv", "gelu", "gelu_backward"]
 
 _BLOCK = 65536
 
@@ -89,8 +89,10 @@ class _Scratch:
     6x their arithmetic.  The bulk formula therefore writes into these buffers.
     """
 
-    __slots__ = ("x", "out", "arg", "a", "z", "z2", "z4", "r", "s", "t", "mask")
+    __slots__ = ("x", "out", "arg", "a", "z", "z2", "z4", "r", "s", "t", "g", "p", "mask")
     x: np.ndarray
+    g: np.ndarray  # a second operand's block (``gelu_backward``'s incoming gradient)
+    p: np.ndarray
     out: np.ndarray
     arg: np.ndarray
     a: np.ndarray
@@ -344,7 +346,7 @@ def _select(mask: np.ndarray, if_true: np.ndarray, if_false: np.ndarray, out: np
     np.bitwise_or(bits, spare, out=out.view(np.uint64))
 
 
-def _blockwise(kernel, x: np.ndarray) -> np.ndarray:
+def _blockwise(kernel, x: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
     """Apply ``kernel(block, out_block, scratch)`` over ``x`` in float64 blocks; return an
     array of ``x``'s float dtype (integers give float64).
 
@@ -352,11 +354,13 @@ def _blockwise(kernel, x: np.ndarray) -> np.ndarray:
     ``scratch.out`` (Note [No temporaries in the block loop]), then rounded once into
     the result.  NaN compares false everywhere, so it takes the first region's
     formula and stays NaN; the formulas overflow harmlessly on elements another
-    region overwrites.
+    region overwrites.  ``other`` (of ``x``'s shape), if given, is copied block by block
+    into ``scratch.g`` for the kernel to read.
     """
     x = np.asarray(x)
     dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
     flat = x.reshape(-1)               # a copy only when x is not contiguous
+    other_flat = None if other is None else np.asarray(other).reshape(-1)
     result = np.empty(flat.size, dtype=dtype)
     size = min(_BLOCK, flat.size)
     nested = getattr(_local, "busy", False)
@@ -368,6 +372,8 @@ def _blockwise(kernel, x: np.ndarray) -> np.ndarray:
                 stop = min(start + _BLOCK, flat.size)
                 sc = scratch.view(stop - start)
                 np.copyto(sc.x, flat[start:stop], casting="unsafe")
+                if other_flat is not None:
+                    np.copyto(sc.g, other_flat[start:stop], casting="unsafe")
                 kernel(sc.x, sc.out, sc)
                 np.copyto(result[start:stop], sc.out, casting="unsafe")
     finally:
@@ -413,6 +419,34 @@ def gelu(x: np.ndarray) -> np.ndarray:
     array([-0.15865525,  0.        ,  0.84134475])
     """
     return _blockwise(_gelu_block, x)
+
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gelu_backward_block(x: np.ndarray, out: np.ndarray, sc: _Scratch) -> None:
+    # grad * (erfc(-x/sqrt 2)/2 + x * exp(-x^2/2)/sqrt(2 pi)): GELU's derivative
+    _erfc_block(np.multiply(x, -_SQRT_HALF, out=sc.arg), out, sc)
+    out *= 0.5
+    p = np.multiply(x, x, out=sc.p)
+    p *= -0.5
+    np.exp(p, out=p)
+    p *= _INV_SQRT_2PI
+    p *= x
+    out += p
+    out *= sc.g
+
+
+def gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``grad * gelu'(x)`` for the exact GELU, in float64 block by block, rounded once.
+
+    The derivative is ``Phi(x) + x * phi(x)`` (normal CDF and density), the CDF taken
+    as ``erfc(-x/sqrt 2)/2`` as in ``gelu``; ``grad`` has ``x``'s shape.
+
+    >>> gelu_backward(np.array([1.0, 1.0]), np.array([0.0, 1.0]))
+    array([0.5       , 1.08331547])
+    """
+    return _blockwise(_gelu_backward_block, x, grad)
 
 
 # -- erfinv ------------------------------------------------------------------------------

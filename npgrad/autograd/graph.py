@@ -38,6 +38,7 @@ from . import anomaly_mode
 # package attribute below resolves at call time, never at import time.
 from .. import _tensor as _tensor_module  # noqa: E402
 
+_new = object.__new__
 _next_sequence_nr = itertools.count().__next__
 _ACCUMULATE_GRAD_SEQ = 2 ** 63 - 1
 
@@ -303,7 +304,9 @@ class Node:
         self._released = True
         for field in self._saved_fields:
             saved = getattr(self, field, None)
-            if isinstance(saved, SavedTensor):
+            if saved is None:
+                continue
+            if type(saved) is SavedTensor or isinstance(saved, SavedTensor):
                 saved.release()
             elif isinstance(saved, (int, float)):  # a number saved bare (see save_value)
                 setattr(self, field, RELEASED)
@@ -336,13 +339,28 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
+    # Note [A cheap AccumulateGrad]
+    # A leaf's AccumulateGrad lives only as long as some graph uses it (the leaf holds
+    # it weakly, Note [What a node holds]), so a loop that builds and drops a graph
+    # over the same leaves makes a fresh one per iteration, as torch's engine does:
+    # it must cost little.  What is the same for every AccumulateGrad is a class
+    # attribute shadowing Node's slot (no edges; the largest sequence number, so that
+    # it runs as soon as it is ready, before any other ready node, as torch's); its
+    # one output's metadata is read from the leaf itself when the engine asks.
+    # Building one is then four slot writes (``new_accumulator``).
+    next_functions = ()
+    _seq = _ACCUMULATE_GRAD_SEQ
+
     def __init__(self, variable: Any) -> None:
-        data = variable._data
-        self._init_node((), ((data.shape, data.dtype),))
-        # As torch's: an AccumulateGrad runs as soon as it is ready, before any other
-        # ready node (its sequence number is the largest there is).
-        self._seq = _ACCUMULATE_GRAD_SEQ
         self.variable = variable
+        self._hooks = None
+        self._released = False
+        self._anomaly_trace = _forward_trace() if anomaly_mode._anomaly_enabled else None
+
+    @property
+    def _out_meta(self) -> tuple:  # type: ignore[override]
+        data = self.variable._data
+        return ((data.shape, data.dtype),)
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -363,22 +381,38 @@ class AccumulateGrad(Node):
         return ()
 
 
+def new_accumulator(variable: Any) -> AccumulateGrad:
+    """``AccumulateGrad(variable)`` without calling ``__init__`` (Note [A cheap AccumulateGrad])."""
+    acc = _new(AccumulateGrad)
+    acc.variable = variable
+    acc._hooks = None
+    acc._released = False
+    acc._anomaly_trace = _forward_trace() if anomaly_mode._anomaly_enabled else None
+    return acc
+
+
 class SavedTensor:
     """A value saved for backward, with the version check of Note [Saved tensors]."""
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_requires_grad",
                  "_packed", "_unpack_hook", "_released", "_fw_extra", "_output_nr", "_edge")
 
+    # Note [A cheap SavedTensor]
+    # Saving an input is the commonest thing a recorded op does, so it sets only the
+    # slots every reader of an input's SavedTensor reads (``_tensor``, ``_version``,
+    # ``_is_output``, ``_unpack_hook``, ``_released``) and reads the version inline;
+    # ``_data``, ``_vc``, ``_output_nr`` and ``_fw_extra`` belong to saved outputs and
+    # are read only when ``_is_output`` is true (``_requires_grad``, ``_packed`` and
+    # ``_edge`` only once pack hooks ran).
     def __init__(self, tensor: Any, is_output: bool = False) -> None:
         # An input keeps its tensor, whose version is read again at unpack time (its
         # counter may be made later, by a view or a write).  An output keeps only its
         # array and counter: holding the tensor would make a cycle through the node.
         self._released = False
         self._unpack_hook = None
-        self._is_output = is_output
-        self._fw_extra = None
-        self._output_nr = 0
         if is_output:
+            self._is_output = True
+            self._fw_extra = None
             self._vc, self._version = _tensor_module.save_check(tensor)
             self._tensor = None
             self._data = tensor._data
@@ -390,10 +424,16 @@ class SavedTensor:
                 # its extra, not the tensor, is kept, so still no cycle through the node.
                 self._fw_extra = extra
         else:
-            self._vc = None
-            self._version = _tensor_module.input_version_for_save(tensor)
+            self._is_output = False
+            if type(tensor) is _tensor_module.Tensor:
+                vc = tensor._vc
+                version = 0 if vc is None else vc.version
+                if version < 0:  # the inference counter
+                    raise RuntimeError(_tensor_module.INFERENCE_SAVE_MSG)
+            else:
+                version = _tensor_module.input_version_for_save(tensor)
+            self._version = version
             self._tensor = tensor
-            self._data = None
         if _hooks_installed[0] and _hooks_tls.stack and (is_output or self._version >= 0):
             self._pack(tensor, *_hooks_tls.stack[-1])
 

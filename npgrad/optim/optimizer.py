@@ -14,6 +14,7 @@ multiply-adds, NumPy does not).
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections import defaultdict
 from copy import deepcopy
@@ -101,7 +102,82 @@ def fused_multiply_add(a: Any, b: Any, c: Any) -> np.ndarray:
 
 def _fma_(self: np.ndarray, a: Any, b: Any) -> None:
     """``self += a * b`` rounded once (Note [Optimizer arithmetic rounds as torch's kernels do])."""
-    self[...] = fused_multiply_add(a, b, self)
+    if self.dtype == np.float32 and self.flags.c_contiguous and self.size >= _FMA_INPLACE_MIN:
+        _fma32_inplace(self, a, b)
+    else:
+        self[...] = fused_multiply_add(a, b, self)
+
+
+# Note [An in-place float32 fused multiply-add]
+# ``fma32`` builds half a dozen float64 temporaries of the parameter's size.  For a large
+# parameter each is a fresh mapping whose pages fault on first touch (glibc hands big
+# freed blocks back to the system), which made an SGD step on a 784x256 weight take
+# ~2 ms.  The in-place version computes the same thing -- the exact float64 product plus
+# the addend, rounded once in float64, then to float32, with the few sums that sit on a
+# float32 rounding midpoint or below float32's normal range redone exactly by ``fma32``
+# -- block by block in per-thread scratch buffers that are reused from block to block
+# and step to step, and writes the result into ``self``.  Same bits as ``fma32``
+# (tests/test_fast_paths.py).  Still ~8 float64 passes per element where torch's kernel
+# is one fused instruction: an exact emulation's price.
+_FMA_INPLACE_MIN = 4096
+_FMA_BLOCK = 32768  # float64 scratch of 256 KiB, reused block after block
+_LOW29 = np.uint64((1 << 29) - 1)
+_HALF29 = np.uint64(1 << 28)
+_EXP64 = np.uint64(0x7FF << 52)
+_F32_NORMAL = np.uint64((1023 - 126) << 52)  # float64 exponent field of 2**-126
+
+
+class _FmaScratch(threading.local):
+    f64: np.ndarray = np.empty(0, np.float64)
+    u64: np.ndarray = np.empty(0, np.uint64)
+    flags: np.ndarray = np.empty(0, np.bool_)
+    flags2: np.ndarray = np.empty(0, np.bool_)
+
+
+_fma_scratch = _FmaScratch()
+
+
+def _fma32_inplace(self: np.ndarray, a: Any, b: Any) -> None:
+    shape = self.shape
+    if np.ndim(a) and np.shape(a) != shape or np.ndim(b) and np.shape(b) != shape:
+        self[...] = fused_multiply_add(a, b, self)  # broadcasting operands: the plain path
+        return
+    flat = self.reshape(-1)
+    fa = a.reshape(-1) if np.ndim(a) else a
+    fb = b.reshape(-1) if np.ndim(b) else b
+    n = flat.size
+    scratch = _fma_scratch
+    if scratch.f64.size < min(n, _FMA_BLOCK):
+        size = min(n, _FMA_BLOCK)
+        scratch.f64 = np.empty(size, np.float64)
+        scratch.u64 = np.empty(size, np.uint64)
+        scratch.flags = np.empty(size, np.bool_)
+        scratch.flags2 = np.empty(size, np.bool_)
+    for start in range(0, n, _FMA_BLOCK):
+        stop = min(start + _FMA_BLOCK, n)
+        m = stop - start
+        out = flat[start:stop]
+        x = fa[start:stop] if np.ndim(fa) else fa
+        y = fb[start:stop] if np.ndim(fb) else fb
+        s = scratch.f64[:m]
+        u = scratch.u64[:m]
+        suspect = scratch.flags[:m]
+        tiny = scratch.flags2[:m]
+        np.multiply(x, y, out=s, dtype=np.float64)  # exact: float32 * float32 fits a float64
+        np.add(s, out, out=s)
+        bits = s.view(np.uint64)
+        np.bitwise_and(bits, _LOW29, out=u)
+        np.equal(u, _HALF29, out=suspect)
+        np.bitwise_and(bits, _EXP64, out=u)
+        np.less(u, _F32_NORMAL, out=tiny)
+        np.logical_or(suspect, tiny, out=suspect)
+        if suspect.any():
+            idx = np.flatnonzero(suspect)
+            exact = fma32(x[idx] if np.ndim(x) else x, y[idx] if np.ndim(y) else y, out[idx])
+            np.copyto(out, s, casting="same_kind")
+            out[idx] = exact
+        else:
+            np.copyto(out, s, casting="same_kind")
 
 
 def _lerp_(self: np.ndarray, end: np.ndarray, weight: float) -> None:
