@@ -11,10 +11,13 @@ tensor([0.])
 """
 from __future__ import annotations
 
-from ._ops.special import entr, logit, sinc  # noqa: F401
-from ._ops.pointwise import expm1, log1p, sigmoid as expit  # noqa: F401
 from ._ops.reduction import log_softmax, logsumexp, softmax  # noqa: F401
-from ._ops.special import erf, erfc, exp2, xlogy  # noqa: F401
+from ._ops.special import entr, erf  # noqa: F401
+from ._ops.special import special_xlogy as xlogy  # noqa: F401
+from ._ops.special import special_erfc as erfc, special_exp2 as exp2  # noqa: F401
+from ._ops.special import special_expit as expit, special_expm1 as expm1  # noqa: F401
+from ._ops.special import special_log1p as log1p, special_logit as logit  # noqa: F401
+from ._ops.special import special_sinc as sinc  # noqa: F401
 
 __all__ = ["entr", "erf", "erfc", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit",
            "logsumexp", "sinc", "softmax", "xlogy"]

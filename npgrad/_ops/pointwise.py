@@ -8,7 +8,7 @@ the broadcast shape and the engine sums it down to the input's shape.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -21,7 +21,11 @@ from ._core import (BinaryNode, Node, NotImplementedBackward, SavedTensor, Unary
                     binary, binary_arrays,
                     binary_op, save_value,
                     binary_compute, check_int_scalar, check_not_freed, float_arrays, is_tensor,
-                    node_of, record, requires_grad, saved, unary)
+                    node_of, record, requires_grad, saved, unary, zero_where)
+from ._shape_util import broadcast_shapes
+from .checks import not_implemented_for
+from .registry import Pointwise, PointwiseBinary
+from .signature import signature
 
 _float_np = _dtype.float_result_np
 
@@ -101,6 +105,7 @@ def _add_like(cls: Any, ufunc: Any, input: Any, other: Any, alpha: Any) -> Tenso
     return res
 
 
+@signature("add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)")
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other`` (grad_fn ``AddBackward0``).
 
@@ -115,6 +120,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return _add_like(AddBackward0, np.add, input, other, alpha)
 
 
+@signature("sub(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other`` (grad_fn ``SubBackward0``)."""
     _check_bool_sub(input, other)
@@ -123,13 +129,30 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return _add_like(SubBackward0, np.subtract, input, other, alpha)
 
 
-subtract = sub
+@signature("subtract(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",
+           "subtract(Tensor input, Scalar other, Scalar alpha=1)")
+def subtract(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """torch's other name for ``sub`` (its own name in torch's errors)."""
+    return sub.__wrapped__(input, other, alpha=alpha)
+
+
+def _is_bool(x: Any) -> bool:
+    """A bool tensor, or a Python / NumPy bool (torch wraps it as a bool tensor)."""
+    if type(x) is Tensor or isinstance(x, Tensor):
+        return x._data.dtype.kind == "b"
+    return isinstance(x, (bool, np.bool_))
 
 
 def _check_bool_sub(a: Any, b: Any) -> None:
-    if is_tensor(a) and is_tensor(b) and a._data.dtype.kind == "b" and b._data.dtype.kind == "b":
+    """torch refuses any bool operand of a subtraction, with one text for two of them."""
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
 
 
 class RsubBackward1(PointwiseNode):
@@ -152,10 +175,12 @@ class RsubBackward0(PointwiseBinaryNode):
         return (-grad if alpha == 1 else grad * -alpha), grad
 
 
+@signature("rsub(Tensor input, Tensor other, *, Scalar alpha=1)",
+           "rsub(Tensor input, Scalar other, Scalar alpha=1)")
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * input``: RsubBackward0 for a tensor ``other``, RsubBackward1 for a scalar."""
+    _check_bool_sub(other, input)
     if is_tensor(other):
-        _check_bool_sub(other, input)
         ad, bd = binary_arrays(input, other)
         if alpha != 1:
             _check_alpha(ad, bd, alpha)
@@ -180,10 +205,10 @@ class MulBackward0(PointwiseBinaryNode):
     __slots__ = ()
 
     def save(self, a: Any, b: Any, result: Tensor) -> None:
-        if self.next_functions[0][0] is not None:
-            self.other = save_value(b)
-        if self.next_functions[1][0] is not None:
-            self.self_ = SavedTensor(a)
+        # both slots set (None: not saved), so that releasing them reads no unset slot
+        edges = self.next_functions
+        self.other = save_value(b) if edges[0][0] is not None else None
+        self.self_ = SavedTensor(a) if edges[1][0] is not None else None
 
     def backward(self, grad: Tensor) -> tuple:
         ga = grad * saved(self, "other") if self.next_functions[0][0] is not None else None
@@ -191,6 +216,8 @@ class MulBackward0(PointwiseBinaryNode):
         return ga, gb
 
 
+@signature("mul(Tensor input, Tensor other, *, Tensor out=None)",
+           "mul(Tensor input, Scalar other, *, Tensor out=None)")
 def mul(input: Any, other: Any) -> Tensor:
     """Elementwise product (grad_fn ``MulBackward0``).
 
@@ -204,7 +231,11 @@ def mul(input: Any, other: Any) -> Tensor:
     return binary_op(MulBackward0, np.multiply, input, other)
 
 
-multiply = mul
+@signature("multiply(Tensor input, Tensor other, *, Tensor out=None)",
+           "multiply(Tensor input, Scalar other)")
+def multiply(input: Any, other: Any) -> Tensor:
+    """torch's other name for ``mul``."""
+    return mul.__wrapped__(input, other)
 
 
 class DivBackward0(PointwiseBinaryNode):
@@ -240,6 +271,9 @@ def zeros_like_grad(grad: Tensor) -> Tensor:
     return wrap(np.zeros_like(grad._data), _tls.mode)
 
 
+@signature("div(Tensor input, Tensor other, *, Tensor out=None)",
+           "div(Tensor input, Tensor other, *, c10::string_view? rounding_mode, Tensor out=None)",
+           "div(Tensor input, Scalar other, *, c10::string_view? rounding_mode)")
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """True division (int / int gives the default float dtype); grad_fn ``DivBackward0``."""
     if rounding_mode is not None:
@@ -298,13 +332,23 @@ def rdiv(input: Tensor, other: Any) -> Tensor:
     return mul(reciprocal(input), other)
 
 
+@signature("true_divide(Tensor input, Tensor other, *, Tensor out=None)",
+           "true_divide(Tensor input, Scalar other)")
 def true_divide(input: Any, other: Any) -> Tensor:
     return div(input, other)
 
 
-divide = div
+@signature("divide(Tensor input, Tensor other, *, Tensor out=None)",
+           "divide(Tensor input, Tensor other, *, c10::string_view? rounding_mode, Tensor out=None)",
+           "divide(Tensor input, Scalar other)",
+           "divide(Tensor input, Scalar other, *, c10::string_view? rounding_mode)")
+def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """torch's other name for ``div``."""
+    return div.__wrapped__(input, other, rounding_mode=rounding_mode)
 
 
+@signature("floor_divide(Tensor input, Tensor other, *, Tensor out=None)",
+           "floor_divide(Tensor input, Scalar other)")
 def floor_divide(input: Any, other: Any) -> Tensor:
     """Floor division; not differentiable in torch (its grad_fn raises in backward)."""
     ad, bd = binary_arrays(input, other)
@@ -346,6 +390,9 @@ class RemainderBackward1(PointwiseBinaryNode):
         return grad if self.next_functions[0][0] is not None else None, gb
 
 
+@signature("remainder(Tensor input, Tensor other, *, Tensor out=None)",
+           "remainder(Scalar self, Tensor other)",
+           "remainder(Tensor input, Scalar other, *, Tensor out=None)")
 def remainder(input: Any, other: Any) -> Tensor:
     """Python-style modulus (sign of the divisor); grad_fn ``RemainderBackward0/1``.
 
@@ -379,6 +426,8 @@ class FmodBackward1(RemainderBackward1):
     rounding = "trunc"
 
 
+@signature("fmod(Tensor input, Tensor other, *, Tensor out=None)",
+           "fmod(Tensor input, Scalar other, *, Tensor out=None)")
 def fmod(input: Tensor, other: Any) -> Tensor:
     """C-style modulus (sign of the dividend); FmodBackward0 (scalar) or 1 (tensor divisor)."""
     ad, bd = binary_arrays(input, other)
@@ -392,19 +441,33 @@ def fmod(input: Tensor, other: Any) -> Tensor:
 
 # -- pow -----------------------------------------------------------------------------
 
-class PowBackward0(PointwiseNode):
-    """``self ** exponent`` with a scalar exponent."""
+def _power(ad: Any, bd: Any) -> np.ndarray:
+    """torch's pow of operands already of the result dtype (``binary_arrays``)."""
+    if np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
+        return _int_power(ad, bd)
+    if type(bd) is float and bd == 0.5 and ad.dtype.kind == "f":
+        return np.sqrt(ad)  # torch's sqrt path: (-0.) ** 0.5 is -0. (np.power's varies by NumPy)
+    if type(bd) is float and bd == -0.5 and ad.dtype.kind == "f":
+        return np.reciprocal(np.sqrt(ad))  # torch's rsqrt: (-0.) ** -0.5 is -inf, not inf
+    return binary_compute(np.power, ad, bd)  # bfloat16: the exponent rounded as torch's
 
-    __slots__ = ("exponent",)
-    saves_self = True
 
-    def backward(self, grad: Tensor) -> tuple:
-        e = self.exponent
-        if e == 0:
-            saved(self, "self_")  # unused, but freed after a backward as torch's
-            return zeros_like_grad(grad),
-        x = saved(self, "self_")
-        return grad * e * x ** (e - 1),
+def _pow_scalar_forward(d: np.ndarray, exponent: Any) -> np.ndarray:
+    return _power(*binary_arrays(d, exponent))
+
+
+def _pow_scalar_derivative(grad: Tensor, x: Tensor, exponent: Any) -> Tensor:
+    if exponent == 0:
+        return zeros_like_grad(grad)
+    return grad * exponent * x ** (exponent - 1)
+
+
+POW_SCALAR = Pointwise(
+    "pow(Tensor input, Scalar exponent, *, Tensor out=None)", grad_fn="PowBackward0",
+    forward=_pow_scalar_forward, params=("exponent",), floating=False, own_bfloat16=True,
+    saves="self", derivative=_pow_scalar_derivative,
+    also=("pow(Tensor input, Tensor exponent, *, Tensor out=None)",
+          "pow(Scalar self, Tensor exponent, *, Tensor out=None)"))
 
 
 class PowBackward1(PointwiseBinaryNode):
@@ -446,6 +509,7 @@ class PowBackward2(PointwiseNode):
         return grad * r * float(np.log(b)),
 
 
+@POW_SCALAR.public
 def pow(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent``; PowBackward0 (scalar exponent), 1 (tensors), 2 (scalar base).
 
@@ -455,27 +519,15 @@ def pow(input: Any, exponent: Any) -> Tensor:
     """
     if type(exponent) is int and is_tensor(input) and input._data.dtype.kind not in "fV":
         _check_int_exponent(input._data.dtype, exponent)
-    ad, bd = binary_arrays(input, exponent)
+    if not is_tensor(exponent) and is_tensor(input):
+        return POW_SCALAR(input, exponent)
     with np.errstate(all="ignore"):
-        if np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
-            out = _int_power(ad, bd)
-        elif type(bd) is float and bd == 0.5 and ad.dtype.kind == "f":
-            out = np.sqrt(ad)  # torch's sqrt path: (-0.) ** 0.5 is -0. (np.power's varies by NumPy)
-        elif type(bd) is float and bd == -0.5 and ad.dtype.kind == "f":
-            out = np.reciprocal(np.sqrt(ad))  # torch's rsqrt: (-0.) ** -0.5 is -inf, not inf
-        else:
-            out = binary_compute(np.power, ad, bd)
+        out = _power(*binary_arrays(input, exponent))
     if not is_tensor(input):
         res = unary(PowBackward2, exponent, out)
         node = node_of(res)
         if node is not None:
             node.base = input
-        return res
-    if not is_tensor(exponent):
-        res = unary(PowBackward0, input, out)
-        node = node_of(res)
-        if node is not None:
-            node.exponent = exponent
         return res
     return binary(PowBackward1, input, exponent, out)
 
@@ -483,6 +535,23 @@ def pow(input: Any, exponent: Any) -> Tensor:
 # torch's C names of the integer types, as its overflow message prints them
 _C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
                 "int64": "int64_t"}
+_C_FLOAT_NAMES = {"float16": "c10::Half", "float32": "float"}
+
+
+def check_scalar_fits(value: Any, dt: np.dtype) -> None:
+    """torch's overflow check of a Python number converted to ``dt`` (a fill value, a lerp
+    weight): a finite number beyond the dtype's range is refused, inf and NaN pass for
+    floats, and a negative number wraps into an unsigned type."""
+    if type(value) is bool or not isinstance(value, (int, float)):
+        return
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if not math.isfinite(value) or value > info.max or (dt.kind == "i" and value < info.min):
+            raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[dt.name]} "
+                               "without overflow")
+    elif dt.name in _C_FLOAT_NAMES and math.isfinite(value) and math.fabs(value) > np.finfo(dt).max:
+        raise RuntimeError(f"value cannot be converted to type {_C_FLOAT_NAMES[dt.name]} "
+                           "without overflow")
 
 
 def _check_int_exponent(dt: np.dtype, e: int) -> None:
@@ -512,231 +581,204 @@ def _int_power(base: Any, exponent: Any) -> np.ndarray:
     return np.where(negative, at_negative, out).astype(out.dtype)
 
 
+@signature("square(Tensor input, *, Tensor out=None)")
 def square(input: Tensor) -> Tensor:
     return pow(input, 2)
 
 
-# -- one-input ops -----------------------------------------------------------------------
-
-class NegBackward0(PointwiseNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return -grad,
+# -- one-input ops: entries of the op registry (Note [An op is an entry]) -------------------
+#
+# Each op is its entry: torch's signature, the grad_fn name, the NumPy forward, what the node
+# saves and the derivative in npgrad ops, ``derivative(grad, saved)``.  The function below an
+# entry is its public spelling.
 
 
-def neg(input: Tensor) -> Tensor:
-    if input._data.dtype.kind == "b":
+def _neg_forward(d: np.ndarray) -> np.ndarray:
+    if d.dtype.kind == "b":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    return unary(NegBackward0, input, np.negative(input._data))
+    return np.negative(d)
 
 
-negative = neg
+NEG = Pointwise("neg(Tensor input, *, Tensor out=None)", grad_fn="NegBackward0",
+                forward=_neg_forward, floating=False,
+                warns=False, saves="", derivative=lambda grad: -grad)
 
 
-class ReciprocalBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        r = saved(self, "result")
-        return -grad * r * r,
+@NEG.public
+def neg(input: Tensor) -> Tensor:
+    return NEG(input)
 
 
+_NEGATIVE = NEG.alias("negative")
+
+
+@_NEGATIVE.public
+def negative(input: Tensor) -> Tensor:
+    return _NEGATIVE(input)
+
+RECIPROCAL = Pointwise("reciprocal(Tensor input, *, Tensor out=None)",
+                       grad_fn="ReciprocalBackward0", forward=np.reciprocal,
+                       saves="result", derivative=lambda grad, r: -grad * r * r)
+
+
+@RECIPROCAL.public
 def reciprocal(input: Tensor) -> Tensor:
-    return _unary_float(ReciprocalBackward0, np.reciprocal, input)
+    return RECIPROCAL(input)
 
 
-class AbsBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * sign(saved(self, "self_")),
+ABS = Pointwise("abs(Tensor input, *, Tensor out=None)", grad_fn="AbsBackward0",
+                forward=np.abs, floating=False, refuses="b", kernel="abs_cpu",
+                warns=False, saves="self", derivative=lambda grad, x: grad * sign(x))
 
 
+@ABS.public
 def abs(input: Tensor) -> Tensor:  # noqa: A001
-    return unary(AbsBackward0, input, np.abs(input._data))
+    return ABS(input)
 
 
-absolute = abs
+_ABSOLUTE = ABS.alias("absolute")
 
 
-class SignBackward0(PointwiseNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return zeros_like_grad(grad),
+@_ABSOLUTE.public
+def absolute(input: Tensor) -> Tensor:
+    return _ABSOLUTE(input)
 
 
-def sign(input: Tensor) -> Tensor:
-    d = input._data
+def _sign_forward(d: np.ndarray) -> np.ndarray:
+    if d.dtype.kind == "b":  # the sign of a bool is itself
+        return d.copy()
     out = np.sign(d)
     if d.dtype.kind == "f":  # torch: sign(nan) is 0 (and so abs' gradient there)
         out = np.where(np.isnan(d), d.dtype.type(0), out)
-    return unary(SignBackward0, input, out)
+    return out
 
 
-class ExpBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * saved(self, "result"),
+SIGN = Pointwise("sign(Tensor input, *, Tensor out=None)", grad_fn="SignBackward0",
+                 forward=_sign_forward, floating=False,
+                 warns=False, saves="", derivative=lambda grad: zeros_like_grad(grad))
 
 
+@SIGN.public
+def sign(input: Tensor) -> Tensor:
+    return SIGN(input)
+
+
+EXP = Pointwise("exp(Tensor input, *, Tensor out=None)", grad_fn="ExpBackward0",
+                forward=np.exp, saves="result", derivative=lambda grad, r: grad * r)
+
+
+@EXP.public
 def exp(input: Tensor) -> Tensor:
-    return _unary_float(ExpBackward0, np.exp, input)
+    return EXP(input)
 
 
-class LogBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad / saved(self, "self_"),
+LOG = Pointwise("log(Tensor input, *, Tensor out=None)", grad_fn="LogBackward0",
+                forward=np.log, saves="self", derivative=lambda grad, x: grad / x)
 
 
+@LOG.public
 def log(input: Tensor) -> Tensor:
-    return _unary_float(LogBackward0, np.log, input)
+    return LOG(input)
 
 
-class Log2Backward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
+_LOG_2, _LOG_10 = float(np.log(2.0)), float(np.log(10.0))
 
-    def backward(self, grad: Tensor) -> tuple:
-        return grad / (saved(self, "self_") * float(np.log(2.0))),
+LOG2 = Pointwise("log2(Tensor input, *, Tensor out=None)", grad_fn="Log2Backward0",
+                 forward=np.log2, saves="self", derivative=lambda grad, x: grad / (x * _LOG_2))
 
 
+@LOG2.public
 def log2(input: Tensor) -> Tensor:
-    return _unary_float(Log2Backward0, np.log2, input)
+    return LOG2(input)
 
 
-class Log10Backward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad / (saved(self, "self_") * float(np.log(10.0))),
+LOG10 = Pointwise("log10(Tensor input, *, Tensor out=None)", grad_fn="Log10Backward0",
+                  forward=np.log10, saves="self",
+                  derivative=lambda grad, x: grad / (x * _LOG_10))
 
 
+@LOG10.public
 def log10(input: Tensor) -> Tensor:
-    return _unary_float(Log10Backward0, np.log10, input)
+    return LOG10(input)
 
 
-class Log1PBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad / (saved(self, "self_") + 1),
+LOG1P = Pointwise("log1p(Tensor input, *, Tensor out=None)", grad_fn="Log1PBackward0",
+                  forward=np.log1p, saves="self", derivative=lambda grad, x: grad / (x + 1))
 
 
+@LOG1P.public
 def log1p(input: Tensor) -> Tensor:
-    return _unary_float(Log1PBackward0, np.log1p, input)
+    return LOG1P(input)
 
 
-class Expm1Backward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * (saved(self, "result") + 1),
+EXPM1 = Pointwise("expm1(Tensor input, *, Tensor out=None)", grad_fn="Expm1Backward0",
+                  forward=np.expm1, saves="result", derivative=lambda grad, r: grad * (r + 1))
 
 
+@EXPM1.public
 def expm1(input: Tensor) -> Tensor:
-    return _unary_float(Expm1Backward0, np.expm1, input)
+    return EXPM1(input)
 
 
-class SqrtBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad / (saved(self, "result") * 2),
+SQRT = Pointwise("sqrt(Tensor input, *, Tensor out=None)", grad_fn="SqrtBackward0",
+                 forward=np.sqrt, saves="result", derivative=lambda grad, r: grad / (r * 2))
 
 
+@SQRT.public
 def sqrt(input: Tensor) -> Tensor:
-    return _unary_float(SqrtBackward0, np.sqrt, input)
-
-
-class RsqrtBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        r = saved(self, "result")
-        return grad * (r * r * r) * -0.5,
+    return SQRT(input)
 
 
 def _np_rsqrt(x: np.ndarray) -> np.ndarray:
     return np.reciprocal(np.sqrt(x))
 
 
+RSQRT = Pointwise("rsqrt(Tensor input, *, Tensor out=None)", grad_fn="RsqrtBackward0",
+                  forward=_np_rsqrt, saves="result",
+                  derivative=lambda grad, r: grad * (r * r * r) * -0.5)
+
+
+@RSQRT.public
 def rsqrt(input: Tensor) -> Tensor:
-    return _unary_float(RsqrtBackward0, _np_rsqrt, input)
+    return RSQRT(input)
 
 
-class SinBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * cos(saved(self, "self_")),
+SIN = Pointwise("sin(Tensor input, *, Tensor out=None)", grad_fn="SinBackward0",
+                forward=np.sin, saves="self", derivative=lambda grad, x: grad * cos(x))
 
 
+@SIN.public
 def sin(input: Tensor) -> Tensor:
-    return _unary_float(SinBackward0, np.sin, input)
+    return SIN(input)
 
 
-class CosBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * -sin(saved(self, "self_")),
+COS = Pointwise("cos(Tensor input, *, Tensor out=None)", grad_fn="CosBackward0",
+                forward=np.cos, saves="self", derivative=lambda grad, x: grad * -sin(x))
 
 
+@COS.public
 def cos(input: Tensor) -> Tensor:
-    return _unary_float(CosBackward0, np.cos, input)
+    return COS(input)
 
 
-class TanBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        r = saved(self, "result")
-        return grad * (r * r + 1),
+TAN = Pointwise("tan(Tensor input, *, Tensor out=None)", grad_fn="TanBackward0",
+                forward=np.tan, saves="result", derivative=lambda grad, r: grad * (r * r + 1))
 
 
+@TAN.public
 def tan(input: Tensor) -> Tensor:
-    return _unary_float(TanBackward0, np.tan, input)
+    return TAN(input)
 
 
-class TanhBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        r = saved(self, "result")
-        return grad * (1 - r * r),
+TANH = Pointwise("tanh(Tensor input, *, Tensor out=None)", grad_fn="TanhBackward0",
+                 forward=np.tanh, saves="result", derivative=lambda grad, r: grad * (1 - r * r))
 
 
+@TANH.public
 def tanh(input: Tensor) -> Tensor:
-    return _unary_float(TanhBackward0, np.tanh, input)
-
-
-class SigmoidBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        r = saved(self, "result")
-        return grad * r * (1 - r),
+    return TANH(input)
 
 
 def _np_sigmoid(x: np.ndarray) -> np.ndarray:
@@ -745,121 +787,154 @@ def _np_sigmoid(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
+SIGMOID = Pointwise("sigmoid(Tensor input, *, Tensor out=None)", grad_fn="SigmoidBackward0",
+                    forward=_np_sigmoid, saves="result",
+                    derivative=lambda grad, r: grad * r * (1 - r))
+
+
+@SIGMOID.public
 def sigmoid(input: Tensor) -> Tensor:
-    return _unary_float(SigmoidBackward0, _np_sigmoid, input)
+    return SIGMOID(input)
 
 
-class ReluBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        # where, not a product: torch's gradient is +0. where the mask is off, never -0.
-        # torch zeroes it where ``result <= 0``: a NaN result passes the gradient through.
-        return where(logical_not(saved(self, "result") <= 0), grad, 0.0),
-
-
-def relu(input: Tensor) -> Tensor:
-    d = input._data
+def _relu_forward(d: np.ndarray) -> np.ndarray:
+    if d.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
     # torch's ``x < 0 ? 0 : x``: relu(-0.) is -0. and relu(nan) is nan.  NumPy's float32 /
     # float64 maximum returns its second operand on a tie (and propagates NaN), so zero goes
     # first; float16's loop does not, and takes the (slower) where.
     zero = d.dtype.type(0)
-    out = np.where(d < 0, zero, d) if d.dtype == np.float16 else np.maximum(zero, d)
-    return unary(ReluBackward0, input, out)
+    return np.where(d < 0, zero, d) if d.dtype == np.float16 else np.maximum(zero, d)
 
 
-class _ZeroGradUnary(PointwiseNode):
-    """Piecewise-constant ops (floor, ceil, round, trunc): zero gradient, as in torch."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return zeros_like_grad(grad),
-
-
-class FloorBackward0(_ZeroGradUnary):
-    __slots__ = ()
+def _relu_derivative(grad: Tensor, result: Tensor) -> Tensor:
+    # where, not a product: torch's gradient is +0. where the mask is off, never -0.
+    # torch zeroes it where ``result <= 0``: a NaN result passes the gradient through.
+    fast = zero_where(grad, result._data <= 0)  # Note [Masked gradients by bits]
+    if fast is not None:
+        return fast
+    return where(logical_not(result <= 0), grad, 0.0)
 
 
-class CeilBackward0(_ZeroGradUnary):
-    __slots__ = ()
+RELU = Pointwise("relu(Tensor input)", grad_fn="ReluBackward0", forward=_relu_forward,
+                 floating=False, warns=False, saves="result", derivative=_relu_derivative)
 
 
-class RoundBackward0(_ZeroGradUnary):
-    __slots__ = ()
+@RELU.public
+def relu(input: Tensor) -> Tensor:
+    return RELU(input)
 
 
-class RoundBackward1(_ZeroGradUnary):
-    __slots__ = ()
+# Piecewise-constant ops have a zero gradient, as in torch; on integers they are a copy.
+def _integral(np_fn: Any) -> Callable:
+    def forward(d: np.ndarray) -> np.ndarray:
+        return np_fn(d) if d.dtype.kind == "f" else d.copy()
+    return forward
 
 
-class TruncBackward0(_ZeroGradUnary):
-    __slots__ = ()
+FLOOR = Pointwise("floor(Tensor input, *, Tensor out=None)", grad_fn="FloorBackward0",
+                  forward=_integral(np.floor), floating=False, refuses="b",
+                  kernel="floor_vml_cpu",
+                  warns=False, saves="", derivative=lambda grad: zeros_like_grad(grad))
 
 
-def _integral_noop(input: Tensor, np_fn: Any, cls: Any) -> Tensor:
-    d = input._data
-    if d.dtype.kind != "f":
-        return wrap(d.copy(), _tls.mode)
-    return unary(cls, input, np_fn(d))
-
-
+@FLOOR.public
 def floor(input: Tensor) -> Tensor:
-    return _integral_noop(input, np.floor, FloorBackward0)
+    return FLOOR(input)
 
 
+CEIL = Pointwise("ceil(Tensor input, *, Tensor out=None)", grad_fn="CeilBackward0",
+                 forward=_integral(np.ceil), floating=False, refuses="b",
+                 kernel="ceil_vml_cpu",
+                 warns=False, saves="", derivative=lambda grad: zeros_like_grad(grad))
+
+
+@CEIL.public
 def ceil(input: Tensor) -> Tensor:
-    return _integral_noop(input, np.ceil, CeilBackward0)
+    return CEIL(input)
 
 
+TRUNC = Pointwise("trunc(Tensor input, *, Tensor out=None)", grad_fn="TruncBackward0",
+                  forward=_integral(np.trunc), floating=False, refuses="b",
+                  kernel="trunc_vml_cpu",
+                  warns=False, saves="", derivative=lambda grad: zeros_like_grad(grad))
+
+
+@TRUNC.public
 def trunc(input: Tensor) -> Tensor:
-    return _integral_noop(input, np.trunc, TruncBackward0)
+    return TRUNC(input)
 
 
+ROUND = Pointwise("round(Tensor input, *, Tensor out=None)", grad_fn="RoundBackward0",
+                  forward=_integral(np.rint), floating=False, refuses="b",
+                  kernel="round_vml_cpu",
+                  warns=False, saves="", derivative=lambda grad: zeros_like_grad(grad))
+
+
+ROUND_DECIMALS = Pointwise(
+    "round(Tensor input, *, int64_t decimals, Tensor out=None)", grad_fn="RoundBackward1",
+    forward=lambda d, decimals: np.round(d, decimals), floating=False, params=("decimals",),
+    refuses="biu", kernel="round_cpu",
+    keeps=(), saves="", derivative=lambda grad: zeros_like_grad(grad))
+
+
+@signature("round(Tensor input, *, Tensor out=None)",
+           "round(Tensor input, *, int64_t decimals, Tensor out=None)")
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
-    if decimals:
-        return unary(RoundBackward1, input, np.round(input._data, decimals))
-    return _integral_noop(input, np.rint, RoundBackward0)
+    return ROUND_DECIMALS(input, decimals) if decimals else ROUND(input)
 
 
-class FracBackward0(PointwiseNode):
-    __slots__ = ()
+FRAC = Pointwise("frac(Tensor input, *, Tensor out=None)", grad_fn="FracBackward0",
+                 forward=lambda d: d - np.trunc(d), floating=False, refuses="biu",
+                 kernel="frac_cpu",
+                 saves="", derivative=lambda grad: grad)
 
-    def backward(self, grad: Tensor) -> tuple:
-        return grad,
 
-
+@FRAC.public
 def frac(input: Tensor) -> Tensor:
-    d = input._data
-    return unary(FracBackward0, input, d - np.trunc(d))
+    return FRAC(input)
 
 
 # -- clamp -------------------------------------------------------------------------------
 
-class ClampBackward1(PointwiseNode):
-    """clamp with scalar bounds: gradient passes where min <= x <= max."""
-
-    __slots__ = ("min", "max")
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        mask = None
-        if self.min is not None:
-            mask = x >= self.min
-        if self.max is not None:
-            upper = x <= self.max
-            mask = upper if mask is None else mask & upper
-        return where(mask, grad, 0.0),
+def _clamp_forward(d: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+    out_dt = _dtype.result_type_np(tuple(v for v in (d, lo, hi) if v is not None))
+    out = d.astype(out_dt, copy=False)
+    if lo is not None:
+        out = _keep_ties(np.maximum, out, np.asarray(lo, out_dt))
+    if hi is not None:
+        out = _keep_ties(np.minimum, out, np.asarray(hi, out_dt))
+    return d.copy() if out is d else out
 
 
-class ClampMinBackward0(ClampBackward1):
-    __slots__ = ()
+def _clamp_derivative(grad: Tensor, x: Tensor, lo: Any, hi: Any) -> Tensor:
+    """The gradient passes where ``min <= x <= max``."""
+    mask = None
+    if lo is not None:
+        mask = x >= lo
+    if hi is not None:
+        upper = x <= hi
+        mask = upper if mask is None else mask & upper
+    return where(mask, grad, 0.0)
 
 
-class ClampMaxBackward0(ClampBackward1):
-    __slots__ = ()
+CLAMP_SCALAR = Pointwise(
+    "clamp(Tensor input, Scalar? min=None, Scalar? max=None, *, Tensor out=None)",
+    grad_fn="ClampBackward1", forward=_clamp_forward, params=("min", "max"), floating=False,
+    warns=False, saves="self", derivative=_clamp_derivative,
+    also=("clamp(Tensor input, Tensor? min=None, Tensor? max=None, *, Tensor out=None)",))
+
+CLAMP_MIN_SCALAR = Pointwise(
+    "clamp_min(Tensor input, Scalar min, *, Tensor out=None)", grad_fn="ClampMinBackward0",
+    forward=lambda d, lo: _clamp_forward(d, lo, None), params=("min",), floating=False,
+    warns=False, saves="self", derivative=lambda grad, x, lo: _clamp_derivative(grad, x, lo, None),
+    also=("clamp_min(Tensor input, Tensor min, *, Tensor out=None)",))
+
+CLAMP_MAX_SCALAR = Pointwise(
+    "clamp_max(Tensor input, Scalar max, *, Tensor out=None)", grad_fn="ClampMaxBackward0",
+    forward=lambda d, hi: _clamp_forward(d, None, hi), params=("max",), floating=False,
+    warns=False, saves="self", derivative=lambda grad, x, hi: _clamp_derivative(grad, x, None, hi),
+    also=("clamp_max(Tensor input, Tensor max, *, Tensor out=None)",))
 
 
 class ClampBackward0(Node):
@@ -929,29 +1004,26 @@ def _keep_ties(ufunc: Any, x: np.ndarray, bound: Any) -> np.ndarray:
     return out
 
 
-def _clamp_scalar(cls: Any, input: Tensor, lo: Any, hi: Any) -> Tensor:
-    d = input._data
-    out_dt = _dtype.result_type_np(tuple(v for v in (d, lo, hi) if v is not None))
-    out = d.astype(out_dt, copy=False)
-    if lo is not None:
-        out = _keep_ties(np.maximum, out, np.asarray(lo, out_dt))
-    if hi is not None:
-        out = _keep_ties(np.minimum, out, np.asarray(hi, out_dt))
-    if out is d:
-        out = d.copy()
-    res = unary(cls, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.min, node.max = lo, hi
-    return res
-
-
+@CLAMP_SCALAR.public
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Clamp into [min, max]; ``ClampBackward1`` for scalar bounds, ``ClampBackward0`` for tensors."""
+    return _clamp(CLAMP_SCALAR, input, min, max)
+
+
+_CLIP_SCALAR = CLAMP_SCALAR.alias("clip")
+
+
+@_CLIP_SCALAR.public
+def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    return _clamp(_CLIP_SCALAR, input, min, max)
+
+
+def _clamp(entry: Pointwise, input: Tensor, min: Any, max: Any) -> Tensor:  # noqa: A002
+    # (the public spellings' signatures have refused what torch's parser refuses)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if not is_tensor(min) and not is_tensor(max):
-        return _clamp_scalar(ClampBackward1, input, min, max)
+        return entry(input, min, max)
     d = input._data
     lo = as_array(min) if min is not None else None
     hi = as_array(max) if max is not None else None
@@ -970,64 +1042,56 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     return res
 
 
-clip = clamp
-
-
+@CLAMP_MIN_SCALAR.public
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     if is_tensor(min):
         ad, bd = binary_arrays(input, min)
         return binary(ClampMinBackward1, input, min, binary_compute(np.maximum, ad, bd))
-    return _clamp_scalar(ClampMinBackward0, input, min, None)
+    return CLAMP_MIN_SCALAR(input, min)
 
 
+@CLAMP_MAX_SCALAR.public
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     if is_tensor(max):
         ad, bd = binary_arrays(input, max)
         return binary(ClampMaxBackward1, input, max, binary_compute(np.minimum, ad, bd))
-    return _clamp_scalar(ClampMaxBackward0, input, None, max)
+    return CLAMP_MAX_SCALAR(input, max)
 
 
 # -- maximum / minimum / where / masked_fill / lerp ----------------------------------------
 
-class MaximumBackward0(PointwiseBinaryNode):
-    """Ties split the gradient evenly between the two inputs, as in torch."""
+# Note [maximum's gradient]
+# torch gives half the gradient to each side of a tie, +0. (never -0.) to the loser, and the
+# whole gradient to both sides where a NaN makes both comparisons false.
 
-    __slots__ = ()
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.self_ = SavedTensor(a)
-        self.other = SavedTensor(b)
-
-    def _losers(self, a: Tensor, b: Tensor) -> tuple:
-        """Where each input loses (gets +0); a NaN on either side loses nowhere."""
-        return a < b, a > b
-
-    def backward(self, grad: Tensor) -> tuple:
-        a, b = saved(self, "self_"), saved(self, "other")
-        # torch: half the gradient to each side of a tie, +0. (never -0.) to the loser, and
-        # the whole gradient to both sides where a NaN makes both comparisons false
-        g = where(a == b, grad / 2, grad)
-        a_loses, b_loses = self._losers(a, b)
-        ga = where(a_loses, 0.0, g) if self.next_functions[0][0] is not None else None
-        gb = where(b_loses, 0.0, g) if self.next_functions[1][0] is not None else None
-        return ga, gb
+def _extremum_derivative(loses: Callable) -> Callable:
+    def rule(grad: Tensor, a: Tensor, b: Tensor) -> Tensor:
+        return where(loses(a, b), 0.0, where(a == b, grad / 2, grad))
+    return rule
 
 
-class MinimumBackward0(MaximumBackward0):
-    __slots__ = ()
+MAXIMUM = PointwiseBinary(
+    "maximum(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="MaximumBackward0",
+    forward=np.maximum, warns=False, saves=("self", "other"),
+    derivatives=(_extremum_derivative(lambda a, b: a < b),
+                 _extremum_derivative(lambda a, b: a > b)))
 
-    def _losers(self, a: Tensor, b: Tensor) -> tuple:
-        return a > b, a < b
 
-
+@MAXIMUM.public
 def maximum(input: Tensor, other: Tensor) -> Tensor:
-    ad, bd = binary_arrays(input, other)
-    return binary(MaximumBackward0, input, other, binary_compute(np.maximum, ad, bd))
+    return MAXIMUM(input, other)
 
 
+MINIMUM = PointwiseBinary(
+    "minimum(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="MinimumBackward0",
+    forward=np.minimum, warns=False, saves=("self", "other"),
+    derivatives=(_extremum_derivative(lambda a, b: a > b),
+                 _extremum_derivative(lambda a, b: a < b)))
+
+
+@MINIMUM.public
 def minimum(input: Tensor, other: Tensor) -> Tensor:
-    ad, bd = binary_arrays(input, other)
-    return binary(MinimumBackward0, input, other, binary_compute(np.minimum, ad, bd))
+    return MINIMUM(input, other)
 
 
 class WhereBackward0(Node):
@@ -1042,6 +1106,11 @@ class WhereBackward0(Node):
         return ga, gb
 
 
+@signature("where(Tensor condition)",
+           "where(Tensor condition, Tensor input, Tensor other, *, Tensor out=None)",
+           "where(Tensor condition, Scalar self, Tensor other)",
+           "where(Tensor condition, Tensor input, Scalar other)",
+           "where(Tensor condition, Scalar self, Scalar other)")
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     """Pick ``input`` where ``condition`` holds, else ``other`` (grad_fn ``WhereBackward0``)."""
     if input is None and other is None:
@@ -1053,6 +1122,11 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {_dtype.from_np(cond.dtype).scalar_name}")
     ad, bd = binary_arrays(input, other)
+    for scalar in (input, other):
+        if type(scalar) is float:  # taken as the (float) result type, as torch's where does
+            rt = np.result_type(ad, bd)
+            if rt == np.float32:
+                check_scalar_fits(scalar, rt)
     try:
         out = np.where(cond, ad, bd)
     except ValueError:
@@ -1074,6 +1148,8 @@ class MaskedFillBackward0(PointwiseNode):
         return where(saved(self, "mask"), zeros_like_grad(grad), grad),
 
 
+@signature("masked_fill(Tensor input, Tensor mask, Tensor value)",
+           "masked_fill(Tensor input, Tensor mask, Scalar value)")
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     m = mask._data
     if m.dtype.kind != "b":
@@ -1084,11 +1160,12 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     if isinstance(v, np.ndarray) and v.ndim > 0:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {v.ndim} dimension(s).")
+    if m.shape != d.shape:
+        broadcast_shapes(m.shape, d.shape)  # torch's order: the mask is tensor a
+    check_scalar_fits(value, d.dtype)
+    if is_tensor(value) and value._requires_grad and d.dtype.kind not in "fV":
+        raise RuntimeError(f"Autograd not support dtype: {_dtype.from_np(d.dtype).scalar_name}")
     out = np.where(m, np.asarray(v).astype(d.dtype), d)
-    if out.shape != d.shape:
-        from ._shape_util import broadcast_shapes
-
-        broadcast_shapes(d.shape, m.shape)
     if is_tensor(value):
         res, node = record(MaskedFillBackward1, (input, value), out)
     else:
@@ -1138,8 +1215,11 @@ class LerpBackward1(Node):
         return (grad * (1 - w) if needs[0] else None, grad * w if needs[1] else None, gw)
 
 
+@signature("lerp(Tensor input, Tensor end, Tensor weight, *, Tensor out=None)",
+           "lerp(Tensor input, Tensor end, Scalar weight, *, Tensor out=None)")
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``; LerpBackward0 (scalar weight) or 1 (tensor weight)."""
+    _check_lerp(input, end, weight)
     ad, bd = binary_arrays(input, end)
     if is_tensor(weight):
         wd = weight._data.astype(ad.dtype, copy=False)
@@ -1162,6 +1242,25 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     return res
 
 
+def _check_lerp(input: Tensor, end: Tensor, weight: Any) -> None:
+    """torch's checks, in its order: dtypes alike, shapes broadcast, a floating kernel, and a
+    scalar weight that fits the computing type (float for half and float)."""
+    dt = input._data.dtype
+    weight_tensor = is_tensor(weight)
+    for name, t in (("end", end), ("weight", weight)):
+        # a 0-dim weight of any dtype is taken as a number, as torch takes it
+        if is_tensor(t) and t._data.dtype != dt and (name == "end" or t._data.ndim > 0):
+            raise RuntimeError(f"expected dtype {_dtype.from_np(dt).cpp_name} for `{name}` but "
+                               f"got dtype {_dtype.from_np(t._data.dtype).cpp_name}")
+    shape = broadcast_shapes(input._data.shape, end._data.shape)
+    if weight_tensor:
+        broadcast_shapes(shape, weight._data.shape)
+    kernel = "lerp_kernel_tensor" if weight_tensor else "lerp_kernel_scalar"
+    not_implemented_for(kernel, dt, "biu")
+    if not weight_tensor:
+        check_scalar_fits(weight, np.dtype(np.float32) if dt.itemsize <= 4 else dt)
+
+
 # -- comparisons and logic (never differentiable) ---------------------------------------------
 
 def _compare(ufunc: Any, input: Any, other: Any) -> Tensor:
@@ -1169,98 +1268,173 @@ def _compare(ufunc: Any, input: Any, other: Any) -> Tensor:
     return wrap(np.asarray(binary_compute(ufunc, ad, bd)), _tls.mode)
 
 
+@signature("eq(Tensor input, Tensor other, *, Tensor out=None)",
+           "eq(Tensor input, Scalar other, *, Tensor out=None)")
 def eq(input: Any, other: Any) -> Tensor:
     return _compare(np.equal, input, other)
 
 
+@signature("ne(Tensor input, Tensor other, *, Tensor out=None)",
+           "ne(Tensor input, Scalar other, *, Tensor out=None)")
 def ne(input: Any, other: Any) -> Tensor:
     return _compare(np.not_equal, input, other)
 
 
+@signature("lt(Tensor input, Tensor other, *, Tensor out=None)",
+           "lt(Tensor input, Scalar other, *, Tensor out=None)")
 def lt(input: Any, other: Any) -> Tensor:
     return _compare(np.less, input, other)
 
 
+@signature("le(Tensor input, Tensor other, *, Tensor out=None)",
+           "le(Tensor input, Scalar other, *, Tensor out=None)")
 def le(input: Any, other: Any) -> Tensor:
     return _compare(np.less_equal, input, other)
 
 
+@signature("gt(Tensor input, Tensor other, *, Tensor out=None)",
+           "gt(Tensor input, Scalar other, *, Tensor out=None)")
 def gt(input: Any, other: Any) -> Tensor:
     return _compare(np.greater, input, other)
 
 
+@signature("ge(Tensor input, Tensor other, *, Tensor out=None)",
+           "ge(Tensor input, Scalar other, *, Tensor out=None)")
 def ge(input: Any, other: Any) -> Tensor:
     return _compare(np.greater_equal, input, other)
 
 
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+# torch's other names of the comparisons, each its own name in torch's errors
+
+@signature("greater(Tensor input, Tensor other, *, Tensor out=None)",
+           "greater(Tensor input, Scalar other, *, Tensor out=None)")
+def greater(input: Any, other: Any) -> Tensor:
+    return gt.__wrapped__(input, other)
 
 
+@signature("greater_equal(Tensor input, Tensor other, *, Tensor out=None)",
+           "greater_equal(Tensor input, Scalar other, *, Tensor out=None)")
+def greater_equal(input: Any, other: Any) -> Tensor:
+    return ge.__wrapped__(input, other)
+
+
+@signature("less(Tensor input, Tensor other, *, Tensor out=None)",
+           "less(Tensor input, Scalar other, *, Tensor out=None)")
+def less(input: Any, other: Any) -> Tensor:
+    return lt.__wrapped__(input, other)
+
+
+@signature("less_equal(Tensor input, Tensor other, *, Tensor out=None)",
+           "less_equal(Tensor input, Scalar other, *, Tensor out=None)")
+def less_equal(input: Any, other: Any) -> Tensor:
+    return le.__wrapped__(input, other)
+
+
+@signature("not_equal(Tensor input, Tensor other, *, Tensor out=None)",
+           "not_equal(Tensor input, Scalar other, *, Tensor out=None)")
+def not_equal(input: Any, other: Any) -> Tensor:
+    return ne.__wrapped__(input, other)
+
+
+@signature("logical_and(Tensor input, Tensor other, *, Tensor out=None)")
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     return _compare(np.logical_and, input, other)
 
 
+@signature("logical_or(Tensor input, Tensor other, *, Tensor out=None)")
 def logical_or(input: Tensor, other: Tensor) -> Tensor:
     return _compare(np.logical_or, input, other)
 
 
+@signature("logical_xor(Tensor input, Tensor other, *, Tensor out=None)")
 def logical_xor(input: Tensor, other: Tensor) -> Tensor:
     return _compare(np.logical_xor, input, other)
 
 
+@signature("logical_not(Tensor input, *, Tensor out=None)")
 def logical_not(input: Tensor) -> Tensor:
     return wrap(np.logical_not(input._data), _tls.mode)
 
 
 def _bitwise(ufunc: Any, input: Any, other: Any) -> Tensor:
     ad, bd = binary_arrays(input, other)
-    if np.asarray(ad).dtype.kind == "f" or np.asarray(bd).dtype.kind == "f":
-        raise RuntimeError(f"\"{ufunc.__name__}_cpu\" not implemented for 'Float'")
+    # torch names the result dtype (a float scalar makes it the default float)
+    not_implemented_for(f"{ufunc.__name__}_cpu", np.result_type(ad, bd), "fV")
     return wrap(np.asarray(binary_compute(ufunc, ad, bd)), _tls.mode)
 
 
+@signature("bitwise_and(Tensor input, Tensor other, *, Tensor out=None)",
+           "bitwise_and(Scalar self, Tensor other)",
+           "bitwise_and(Tensor input, Scalar other, *, Tensor out=None)")
 def bitwise_and(input: Any, other: Any) -> Tensor:
     return _bitwise(np.bitwise_and, input, other)
 
 
+@signature("bitwise_or(Tensor input, Tensor other, *, Tensor out=None)",
+           "bitwise_or(Scalar self, Tensor other)",
+           "bitwise_or(Tensor input, Scalar other, *, Tensor out=None)")
 def bitwise_or(input: Any, other: Any) -> Tensor:
     return _bitwise(np.bitwise_or, input, other)
 
 
+@signature("bitwise_xor(Tensor input, Tensor other, *, Tensor out=None)",
+           "bitwise_xor(Scalar self, Tensor other)",
+           "bitwise_xor(Tensor input, Scalar other, *, Tensor out=None)")
 def bitwise_xor(input: Any, other: Any) -> Tensor:
     return _bitwise(np.bitwise_xor, input, other)
 
 
+@signature("bitwise_not(Tensor input, *, Tensor out=None)")
 def bitwise_not(input: Tensor) -> Tensor:
     d = input._data
-    if d.dtype.kind == "f":
-        raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
+    not_implemented_for("bitwise_not_cpu", d.dtype, "fV")
     return wrap(np.invert(d), _tls.mode)
 
 
+@signature("isnan(Tensor input, *, Tensor out=None)")
 def isnan(input: Tensor) -> Tensor:
     return wrap(np.isnan(input._data), _tls.mode)
 
 
+@signature("isinf(Tensor input, *, Tensor out=None)")
 def isinf(input: Tensor) -> Tensor:
     return wrap(np.isinf(input._data), _tls.mode)
 
 
+@signature("isfinite(Tensor input)")
 def isfinite(input: Tensor) -> Tensor:
     return wrap(np.isfinite(input._data), _tls.mode)
 
 
+@signature("equal(Tensor input, Tensor other)")
 def equal(input: Tensor, other: Tensor) -> bool:
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data,
                                                                           other._data))
 
 
+@signature("isclose(Tensor input, Tensor other, double rtol=1e-05, double atol=1e-08, "
+           "bool equal_nan=False)")
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
+    _check_close(input, other, rtol, atol)
     return wrap(np.isclose(input._data, other._data, rtol, atol, equal_nan), _tls.mode)
 
 
+def _check_close(input: Tensor, other: Tensor, rtol: float, atol: float) -> None:
+    a, b = input._data.dtype, other._data.dtype
+    if a != b:
+        raise RuntimeError(f"{_dtype.from_np(a).scalar_name} did not match "
+                           f"{_dtype.from_np(b).scalar_name}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:  # printed as C++ prints a double
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
+    broadcast_shapes(input._data.shape, other._data.shape)
+
+
+@signature("allclose(Tensor input, Tensor other, double rtol=1e-05, double atol=1e-08, "
+           "bool equal_nan=False)")
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
+    _check_close(input, other, rtol, atol)
     return bool(np.allclose(input._data, other._data, rtol, atol, equal_nan))
 

@@ -18,29 +18,28 @@ from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ..autograd.forward_rules import elementwise_jvp
 from . import _erf_kernels
-from ._core import (Node, SavedTensor, binary, binary_arrays, binary_compute, is_tensor,
+from ._core import (Node, SavedTensor, binary, binary_arrays, is_tensor,
                     node_of, record, saved, unary)
 from ._shape_util import broadcast_shapes
 from .activation import erf  # noqa: F401 - torch.erf: the op lives with gelu, which uses it
 from .inplace import apply_inplace
-from .pointwise import (PointwiseBinaryNode, PointwiseNode, _unary_float, cos, exp, isfinite,
-                        log, logical_or, masked_fill, rsqrt, sin, where)
+from .pointwise import (EXPM1, LOG1P, SIGMOID, PointwiseBinaryNode, PointwiseNode, _unary_float,
+                        cos, exp, isfinite, log, logical_or, masked_fill, rsqrt, sin, where)
+from .registry import Pointwise, PointwiseBinary
+from .signature import signature
 
 _LN2 = math.log(2.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-# -- inverse trigonometric ----------------------------------------------------------------
+# -- inverse trigonometric: entries of the op registry (Note [An op is an entry]) ----------
 
-class AsinBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        return grad * rsqrt(1 - x * x),
+ASIN = Pointwise("asin(Tensor input, *, Tensor out=None)", grad_fn="AsinBackward0",
+                 forward=np.arcsin, saves="self",
+                 derivative=lambda grad, x: grad * rsqrt(1 - x * x))
 
 
+@ASIN.public
 def asin(input: Tensor) -> Tensor:
     """Arcsine, elementwise; integers give the default float dtype (grad_fn ``AsinBackward0``).
 
@@ -48,18 +47,15 @@ def asin(input: Tensor) -> Tensor:
     >>> npgrad.asin(npgrad.tensor([0., 1.]))
     tensor([0.0000, 1.5708])
     """
-    return _unary_float(AsinBackward0, np.arcsin, input)
+    return ASIN(input)
 
 
-class AcosBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        return grad * -rsqrt(1 - x * x),
+ACOS = Pointwise("acos(Tensor input, *, Tensor out=None)", grad_fn="AcosBackward0",
+                 forward=np.arccos, saves="self",
+                 derivative=lambda grad, x: grad * -rsqrt(1 - x * x))
 
 
+@ACOS.public
 def acos(input: Tensor) -> Tensor:
     """Arccosine, elementwise (grad_fn ``AcosBackward0``).
 
@@ -67,18 +63,15 @@ def acos(input: Tensor) -> Tensor:
     >>> npgrad.acos(npgrad.tensor([1.]))
     tensor([0.])
     """
-    return _unary_float(AcosBackward0, np.arccos, input)
+    return ACOS(input)
 
 
-class AtanBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        return grad / (x * x + 1),
+ATAN = Pointwise("atan(Tensor input, *, Tensor out=None)", grad_fn="AtanBackward0",
+                 forward=np.arctan, saves="self",
+                 derivative=lambda grad, x: grad / (x * x + 1))
 
 
+@ATAN.public
 def atan(input: Tensor) -> Tensor:
     """Arctangent, elementwise (grad_fn ``AtanBackward0``).
 
@@ -86,22 +79,34 @@ def atan(input: Tensor) -> Tensor:
     >>> npgrad.atan(npgrad.tensor([1.]))
     tensor([0.7854])
     """
-    return _unary_float(AtanBackward0, np.arctan, input)
+    return ATAN(input)
 
 
-arcsin, arccos, arctan = asin, acos, atan
+_ARCSIN, _ARCCOS, _ARCTAN = ASIN.alias("arcsin"), ACOS.alias("arccos"), ATAN.alias("arctan")
+
+
+@_ARCSIN.public
+def arcsin(input: Tensor) -> Tensor:
+    return _ARCSIN(input)
+
+
+@_ARCCOS.public
+def arccos(input: Tensor) -> Tensor:
+    return _ARCCOS(input)
+
+
+@_ARCTAN.public
+def arctan(input: Tensor) -> Tensor:
+    return _ARCTAN(input)
 
 
 # -- hyperbolic ---------------------------------------------------------------------------
 
-class SinhBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * cosh(saved(self, "self_")),
+SINH = Pointwise("sinh(Tensor input, *, Tensor out=None)", grad_fn="SinhBackward0",
+                 forward=np.sinh, saves="self", derivative=lambda grad, x: grad * cosh(x))
 
 
+@SINH.public
 def sinh(input: Tensor) -> Tensor:
     """Hyperbolic sine (grad_fn ``SinhBackward0``).
 
@@ -109,17 +114,14 @@ def sinh(input: Tensor) -> Tensor:
     >>> npgrad.sinh(npgrad.tensor([0.]))
     tensor([0.])
     """
-    return _unary_float(SinhBackward0, np.sinh, input)
+    return SINH(input)
 
 
-class CoshBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * sinh(saved(self, "self_")),
+COSH = Pointwise("cosh(Tensor input, *, Tensor out=None)", grad_fn="CoshBackward0",
+                 forward=np.cosh, saves="self", derivative=lambda grad, x: grad * sinh(x))
 
 
+@COSH.public
 def cosh(input: Tensor) -> Tensor:
     """Hyperbolic cosine (grad_fn ``CoshBackward0``).
 
@@ -127,18 +129,15 @@ def cosh(input: Tensor) -> Tensor:
     >>> npgrad.cosh(npgrad.tensor([0.]))
     tensor([1.])
     """
-    return _unary_float(CoshBackward0, np.cosh, input)
+    return COSH(input)
 
 
-class AsinhBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        return grad * rsqrt(x * x + 1),
+ASINH = Pointwise("asinh(Tensor input, *, Tensor out=None)", grad_fn="AsinhBackward0",
+                  forward=np.arcsinh, saves="self",
+                  derivative=lambda grad, x: grad * rsqrt(x * x + 1))
 
 
+@ASINH.public
 def asinh(input: Tensor) -> Tensor:
     """Inverse hyperbolic sine (grad_fn ``AsinhBackward0``).
 
@@ -146,18 +145,15 @@ def asinh(input: Tensor) -> Tensor:
     >>> npgrad.asinh(npgrad.tensor([0.]))
     tensor([0.])
     """
-    return _unary_float(AsinhBackward0, np.arcsinh, input)
+    return ASINH(input)
 
 
-class AcoshBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        return grad * rsqrt(x * x - 1),
+ACOSH = Pointwise("acosh(Tensor input, *, Tensor out=None)", grad_fn="AcoshBackward0",
+                  forward=np.arccosh, saves="self",
+                  derivative=lambda grad, x: grad * rsqrt(x * x - 1))
 
 
+@ACOSH.public
 def acosh(input: Tensor) -> Tensor:
     """Inverse hyperbolic cosine, defined for ``x >= 1`` (grad_fn ``AcoshBackward0``).
 
@@ -165,18 +161,15 @@ def acosh(input: Tensor) -> Tensor:
     >>> npgrad.acosh(npgrad.tensor([1.]))
     tensor([0.])
     """
-    return _unary_float(AcoshBackward0, np.arccosh, input)
+    return ACOSH(input)
 
 
-class AtanhBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        return grad / (1 - x * x),
+ATANH = Pointwise("atanh(Tensor input, *, Tensor out=None)", grad_fn="AtanhBackward0",
+                  forward=np.arctanh, saves="self",
+                  derivative=lambda grad, x: grad / (1 - x * x))
 
 
+@ATANH.public
 def atanh(input: Tensor) -> Tensor:
     """Inverse hyperbolic tangent, defined on (-1, 1) (grad_fn ``AtanhBackward0``).
 
@@ -184,10 +177,26 @@ def atanh(input: Tensor) -> Tensor:
     >>> npgrad.atanh(npgrad.tensor([0.]))
     tensor([0.])
     """
-    return _unary_float(AtanhBackward0, np.arctanh, input)
+    return ATANH(input)
 
 
-arcsinh, arccosh, arctanh = asinh, acosh, atanh
+_ARCSINH, _ARCCOSH = ASINH.alias("arcsinh"), ACOSH.alias("arccosh")
+_ARCTANH = ATANH.alias("arctanh")
+
+
+@_ARCSINH.public
+def arcsinh(input: Tensor) -> Tensor:
+    return _ARCSINH(input)
+
+
+@_ARCCOSH.public
+def arccosh(input: Tensor) -> Tensor:
+    return _ARCCOSH(input)
+
+
+@_ARCTANH.public
+def arctanh(input: Tensor) -> Tensor:
+    return _ARCTANH(input)
 
 
 # -- erfc / exp2 ----------------------------------------------------------------------------
@@ -195,20 +204,17 @@ arcsinh, arccosh, arctanh = asinh, acosh, atanh
 _erfc_np = _erf_kernels.erfc   # Note [Vectorised erf]
 
 
-class ErfcBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        return grad * (exp(-(x * x)) * -_TWO_OVER_SQRT_PI),
-
-
 def _np_erfc(x: np.ndarray) -> np.ndarray:
     # float64 throughout, then rounded once: erfc's tail is where float32 loses most
     return _erfc_np(x).astype(x.dtype, copy=False)
 
 
+ERFC = Pointwise("erfc(Tensor input, *, Tensor out=None)", grad_fn="ErfcBackward0",
+                 forward=_np_erfc, saves="self",
+                 derivative=lambda grad, x: grad * (exp(-(x * x)) * -_TWO_OVER_SQRT_PI))
+
+
+@ERFC.public
 def erfc(input: Tensor) -> Tensor:
     """Complementary error function ``1 - erf(x)`` (grad_fn ``ErfcBackward0``).
 
@@ -216,17 +222,14 @@ def erfc(input: Tensor) -> Tensor:
     >>> npgrad.erfc(npgrad.tensor([0.]))
     tensor([1.])
     """
-    return _unary_float(ErfcBackward0, _np_erfc, input)
+    return ERFC(input)
 
 
-class Exp2Backward0(PointwiseNode):
-    __slots__ = ()
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * saved(self, "result") * _LN2,
+EXP2 = Pointwise("exp2(Tensor input, *, Tensor out=None)", grad_fn="Exp2Backward0",
+                 forward=np.exp2, saves="result", derivative=lambda grad, r: grad * r * _LN2)
 
 
+@EXP2.public
 def exp2(input: Tensor) -> Tensor:
     """``2 ** x`` (grad_fn ``Exp2Backward0``).
 
@@ -234,16 +237,10 @@ def exp2(input: Tensor) -> Tensor:
     >>> npgrad.exp2(npgrad.tensor([3.]))
     tensor([8.])
     """
-    return _unary_float(Exp2Backward0, np.exp2, input)
+    return EXP2(input)
 
 
 # -- two-input ops ----------------------------------------------------------------------------
-
-def _tensor_other(op: str, other: Any) -> None:
-    if not is_tensor(other):
-        raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
-
 
 def _float_operands(ad: Any, bd: Any) -> tuple:
     """Operands of a floating-only binary op: integral ones become the default float dtype."""
@@ -255,28 +252,20 @@ def _float_operands(ad: Any, bd: Any) -> tuple:
     return ad, bd
 
 
-def _float_only_operands(kernel: str, ad: np.ndarray, bd: np.ndarray) -> None:
-    if ad.dtype.kind != "f":
-        name = _dtype.from_np(ad.dtype).scalar_name
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+def _atan2_reciprocal(x: Tensor, y: Tensor) -> Tensor:
+    denominator = x * x + y * y
+    # torch's rule is 0 (of the right sign) at the origin, not 0 * inf
+    return where(denominator == 0, 0.0, denominator.reciprocal())
 
 
-class Atan2Backward0(PointwiseBinaryNode):
-    __slots__ = ()
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.self_ = SavedTensor(a)
-        self.other = SavedTensor(b)
-
-    def backward(self, grad: Tensor) -> tuple:
-        x, y = saved(self, "self_"), saved(self, "other")
-        denominator = x * x + y * y
-        # torch's rule is 0 (of the right sign) at the origin, not 0 * inf
-        recip = where(denominator == 0, 0.0, denominator.reciprocal())
-        return (grad * y * recip if self.next_functions[0][0] is not None else None,
-                grad * -x * recip if self.next_functions[1][0] is not None else None)
+ATAN2 = PointwiseBinary(
+    "atan2(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="Atan2Backward0",
+    forward=np.arctan2, floating=True, warns=False, saves=("self", "other"),
+    derivatives=(lambda grad, x, y: grad * y * _atan2_reciprocal(x, y),
+                 lambda grad, x, y: grad * -x * _atan2_reciprocal(x, y)))
 
 
+@ATAN2.public
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point ``(other, input)``, in (-pi, pi] (grad_fn ``Atan2Backward0``).
 
@@ -284,31 +273,24 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     >>> npgrad.atan2(npgrad.tensor([1.]), npgrad.tensor([-1.]))
     tensor([2.3562])
     """
-    _tensor_other("atan2", other)
-    ad, bd = _float_operands(*binary_arrays(input, other))
-    return binary(Atan2Backward0, input, other, binary_compute(np.arctan2, ad, bd))
+    return ATAN2(input, other)
 
 
-arctan2 = atan2
+_ARCTAN2 = ATAN2.alias("arctan2")
 
 
-class HypotBackward0(PointwiseBinaryNode):
-    __slots__ = ("result",)
-    _saved_fields = ("self_", "other", "result")
+@_ARCTAN2.public
+def arctan2(input: Tensor, other: Tensor) -> Tensor:
+    return _ARCTAN2(input, other)
 
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.self_ = SavedTensor(a)
-        self.other = SavedTensor(b)
-        self.result = SavedTensor(result, True)
-
-    def backward(self, grad: Tensor) -> tuple:
-        r = saved(self, "result")
-        return (grad * saved(self, "self_") / r if self.next_functions[0][0] is not None
-                else None,
-                grad * saved(self, "other") / r if self.next_functions[1][0] is not None
-                else None)
+HYPOT = PointwiseBinary(
+    "hypot(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="HypotBackward0",
+    forward=np.hypot, float_kernel="hypot_cpu", saves=("self", "other", "result"),
+    derivatives=(lambda grad, x, y, r: grad * x / r,
+                 lambda grad, x, y, r: grad * y / r))
 
 
+@HYPOT.public
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` without overflow (grad_fn ``HypotBackward0``).
 
@@ -316,25 +298,18 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
     >>> npgrad.hypot(npgrad.tensor([3.]), npgrad.tensor([4.]))
     tensor([5.])
     """
-    _tensor_other("hypot", other)
-    ad, bd = binary_arrays(input, other)
-    _float_only_operands("hypot_cpu", ad, bd)
-    return binary(HypotBackward0, input, other, binary_compute(np.hypot, ad, bd))
+    return HYPOT(input, other)
 
 
-class LogaddexpBackward0(PointwiseBinaryNode):
-    __slots__ = ()
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.self_ = SavedTensor(a)
-        self.other = SavedTensor(b)
-
-    def backward(self, grad: Tensor) -> tuple:
-        x, y = saved(self, "self_"), saved(self, "other")
-        return (grad / (exp(y - x) + 1) if self.next_functions[0][0] is not None else None,
-                grad / (exp(x - y) + 1) if self.next_functions[1][0] is not None else None)
+LOGADDEXP = PointwiseBinary(
+    "logaddexp(Tensor input, Tensor other, *, Tensor out=None)",
+    grad_fn="LogaddexpBackward0", forward=np.logaddexp, float_kernel="logaddexp_cpu",
+    saves=("self", "other"),
+    derivatives=(lambda grad, x, y: grad / (exp(y - x) + 1),
+                 lambda grad, x, y: grad / (exp(x - y) + 1)))
 
 
+@LOGADDEXP.public
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))``, computed stably (grad_fn ``LogaddexpBackward0``).
 
@@ -342,11 +317,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     >>> npgrad.logaddexp(npgrad.tensor([0.]), npgrad.tensor([0.]))
     tensor([0.6931])
     """
-    _tensor_other("logaddexp", other)
-    ad, bd = binary_arrays(input, other)
-    _float_only_operands("logaddexp_cpu", ad, bd)
-    with np.errstate(all="ignore"):
-        return binary(LogaddexpBackward0, input, other, binary_compute(np.logaddexp, ad, bd))
+    return LOGADDEXP(input, other)
 
 
 # -- xlogy: three overloads, three nodes ------------------------------------------------------
@@ -402,6 +373,9 @@ def _np_xlogy(x: Any, y: Any) -> np.ndarray:
     return out
 
 
+@signature("xlogy(Tensor input, Tensor other, *, Tensor out=None)",
+           "xlogy(Scalar self, Tensor other, *, Tensor out=None)",
+           "xlogy(Tensor input, Scalar other, *, Tensor out=None)")
 def xlogy(input: Any, other: Any) -> Tensor:
     """``input * log(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN).
 
@@ -454,6 +428,8 @@ class NanToNumBackward0(PointwiseNode):
         return grad * isfinite(saved(self, "self_")),
 
 
+@signature("nan_to_num(Tensor input, double? nan=None, double? posinf=None, double? neginf=None, "
+           "*, Tensor out=None)")
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Tensor:
     """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's largest finite values).
@@ -501,6 +477,8 @@ class AddcmulBackward0(Node):
                 grad * saved(self, "tensor1") * v if needs[2] else None)
 
 
+@signature("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, "
+           "Tensor out=None)")
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2`` (grad_fn ``AddcmulBackward0``).
 
@@ -547,6 +525,8 @@ class AddcdivBackward0(Node):
                 -grad * (saved(self, "tensor1") * v / (t2 * t2)) if needs[2] else None)
 
 
+@signature("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, "
+           "Tensor out=None)")
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` (grad_fn ``AddcdivBackward0``).
 
@@ -574,24 +554,29 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 # -- in-place forms --------------------------------------------------------------------------------
 
-def asin_(self: Tensor) -> Tensor:
-    return apply_inplace(self, asin)
+@signature("asin_(Tensor input)")
+def asin_(input: Tensor) -> Tensor:
+    return apply_inplace(input, asin)
 
 
-def acos_(self: Tensor) -> Tensor:
-    return apply_inplace(self, acos)
+@signature("acos_(Tensor input)")
+def acos_(input: Tensor) -> Tensor:
+    return apply_inplace(input, acos)
 
 
-def atan_(self: Tensor) -> Tensor:
-    return apply_inplace(self, atan)
+@signature("atan_(Tensor input)")
+def atan_(input: Tensor) -> Tensor:
+    return apply_inplace(input, atan)
 
 
-def sinh_(self: Tensor) -> Tensor:
-    return apply_inplace(self, sinh)
+@signature("sinh_(Tensor input)")
+def sinh_(input: Tensor) -> Tensor:
+    return apply_inplace(input, sinh)
 
 
-def cosh_(self: Tensor) -> Tensor:
-    return apply_inplace(self, cosh)
+@signature("cosh_(Tensor input)")
+def cosh_(input: Tensor) -> Tensor:
+    return apply_inplace(input, cosh)
 
 
 class _UndifferentiatedInplace(PointwiseNode):
@@ -637,28 +622,34 @@ def _undifferentiated(cls: Any, ufunc: Any) -> Any:
     return op
 
 
-def asinh_(self: Tensor) -> Tensor:
-    return apply_inplace(self, _undifferentiated(AsinhBackward1, np.arcsinh))
+@signature("asinh_(Tensor input)")
+def asinh_(input: Tensor) -> Tensor:
+    return apply_inplace(input, _undifferentiated(AsinhBackward1, np.arcsinh))
 
 
-def acosh_(self: Tensor) -> Tensor:
-    return apply_inplace(self, _undifferentiated(AcoshBackward1, np.arccosh))
+@signature("acosh_(Tensor input)")
+def acosh_(input: Tensor) -> Tensor:
+    return apply_inplace(input, _undifferentiated(AcoshBackward1, np.arccosh))
 
 
-def atanh_(self: Tensor) -> Tensor:
-    return apply_inplace(self, _undifferentiated(AtanhBackward1, np.arctanh))
+@signature("atanh_(Tensor input)")
+def atanh_(input: Tensor) -> Tensor:
+    return apply_inplace(input, _undifferentiated(AtanhBackward1, np.arctanh))
 
 
+@signature("erf_(Tensor input)")
 def erf_(self: Tensor) -> Tensor:
     return apply_inplace(self, erf)
 
 
-def erfc_(self: Tensor) -> Tensor:
-    return apply_inplace(self, erfc)
+@signature("erfc_(Tensor input)")
+def erfc_(input: Tensor) -> Tensor:
+    return apply_inplace(input, erfc)
 
 
-def exp2_(self: Tensor) -> Tensor:
-    return apply_inplace(self, exp2)
+@signature("exp2_(Tensor input)")
+def exp2_(input: Tensor) -> Tensor:
+    return apply_inplace(input, exp2)
 
 
 def atan2_(self: Tensor, other: Tensor) -> Tensor:
@@ -669,10 +660,13 @@ def hypot_(self: Tensor, other: Tensor) -> Tensor:
     return apply_inplace(self, hypot, other)
 
 
+@signature("xlogy_(Tensor input, Tensor other)",
+           "xlogy_(Tensor input, Scalar other)")
 def xlogy_(self: Tensor, other: Any) -> Tensor:
     return apply_inplace(self, xlogy, other)
 
 
+@signature("nan_to_num_(Tensor input, double? nan=None, double? posinf=None, double? neginf=None)")
 def nan_to_num_(self: Tensor, nan: float = 0.0, posinf: float | None = None,
                 neginf: float | None = None) -> Tensor:
     return apply_inplace(self, nan_to_num, nan, posinf, neginf)
@@ -695,19 +689,6 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 # so for ``eps > 0.5`` everything below ``eps`` becomes ``eps`` -- and the
 # gradient is zero wherever the clamp acted.
 
-class LogitBackward0(PointwiseNode):
-    __slots__ = ("eps",)
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        eps = self.eps
-        g = grad / (x * (1 - x))
-        if eps is None or eps < 0:
-            return where(logical_or(x < 0, x > 1), math.nan, g),
-        return where(logical_or(x < eps, x > 1 - eps), 0.0, g),
-
-
 def _np_logit(x: np.ndarray, eps: float | None) -> np.ndarray:
     if eps is not None and eps >= 0:
         lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
@@ -715,6 +696,19 @@ def _np_logit(x: np.ndarray, eps: float | None) -> np.ndarray:
     return np.log(x / (1 - x))
 
 
+def _logit_derivative(grad: Tensor, x: Tensor, eps: float | None) -> Tensor:
+    g = grad / (x * (1 - x))
+    if eps is None or eps < 0:
+        return where(logical_or(x < 0, x > 1), math.nan, g)
+    return where(logical_or(x < eps, x > 1 - eps), 0.0, g)
+
+
+LOGIT = Pointwise("logit(Tensor input, double? eps=None, *, Tensor out=None)",
+                  grad_fn="LogitBackward0", forward=_np_logit, params=("eps",),
+                  saves="self", derivative=_logit_derivative)
+
+
+@LOGIT.public
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     """``log(x / (1 - x))``, after clamping ``x`` to ``[eps, 1 - eps]`` when ``eps`` is given.
 
@@ -722,26 +716,22 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     >>> npgrad.logit(npgrad.tensor([0.5, 0.0]), eps=0.25)
     tensor([ 0.0000, -1.0986])
     """
-    res = _unary_float(LogitBackward0, lambda x: _np_logit(x, eps), input)
-    node = node_of(res)
-    if node is not None:
-        node.eps = eps
-    return res
+    return LOGIT(input, eps)
 
 
 # -- sinc ---------------------------------------------------------------------------------
 
-class SincBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        px = x * math.pi
-        d = (px * cos(px) - sin(px)) / (px * x)
-        return masked_fill(grad * d, x == 0, 0.0),
+def _sinc_derivative(grad: Tensor, x: Tensor) -> Tensor:
+    px = x * math.pi
+    d = (px * cos(px) - sin(px)) / (px * x)
+    return masked_fill(grad * d, x == 0, 0.0)
 
 
+SINC = Pointwise("sinc(Tensor input, *, Tensor out=None)", grad_fn="SincBackward0",
+                 forward=np.sinc, saves="self", derivative=_sinc_derivative)
+
+
+@SINC.public
 def sinc(input: Tensor) -> Tensor:  # noqa: A002
     """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0 (grad_fn ``SincBackward0``).
 
@@ -749,25 +739,22 @@ def sinc(input: Tensor) -> Tensor:  # noqa: A002
     >>> npgrad.sinc(npgrad.tensor([0., 0.5]))
     tensor([1.0000, 0.6366])
     """
-    return _unary_float(SincBackward0, np.sinc, input)
+    return SINC(input)
 
 
 # -- entr ---------------------------------------------------------------------------------
-
-class SpecialEntrBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        return grad * -(log(x) + 1),
-
 
 def _np_entr(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)),
                     np.where(x == 0, x.dtype.type(0), np.where(x < 0, -np.inf, x)))
 
 
+ENTR = Pointwise("special_entr(Tensor input, *, Tensor out=None)",
+                 grad_fn="SpecialEntrBackward0", forward=_np_entr, saves="self",
+                 derivative=lambda grad, x: grad * -(log(x) + 1))
+
+
+@ENTR.public
 def entr(input: Tensor) -> Tensor:  # noqa: A002
     """Elementwise entropy ``-x log x`` (0 at 0, -inf below; grad_fn ``SpecialEntrBackward0``).
 
@@ -775,4 +762,55 @@ def entr(input: Tensor) -> Tensor:  # noqa: A002
     >>> npgrad.special.entr(npgrad.tensor([0., 1., -1.]))
     tensor([0., -0., -inf])
     """
-    return _unary_float(SpecialEntrBackward0, _np_entr, input)
+    return ENTR(input)
+
+
+# -- torch.special's spellings: the same entries, named as torch.special's parser names them --
+
+_SPECIAL_ERFC, _SPECIAL_EXP2 = ERFC.alias("special_erfc"), EXP2.alias("special_exp2")
+_SPECIAL_SINC = SINC.alias("special_sinc")
+_SPECIAL_LOGIT = LOGIT.alias("special_logit")
+_SPECIAL_EXPM1, _SPECIAL_LOG1P = EXPM1.alias("special_expm1"), LOG1P.alias("special_log1p")
+_SPECIAL_EXPIT = SIGMOID.alias("special_expit")
+
+
+@_SPECIAL_ERFC.public
+def special_erfc(input: Tensor) -> Tensor:
+    return _SPECIAL_ERFC(input)
+
+
+@_SPECIAL_EXP2.public
+def special_exp2(input: Tensor) -> Tensor:
+    return _SPECIAL_EXP2(input)
+
+
+@_SPECIAL_SINC.public
+def special_sinc(input: Tensor) -> Tensor:
+    return _SPECIAL_SINC(input)
+
+
+@_SPECIAL_LOGIT.public
+def special_logit(input: Tensor, eps: float | None = None) -> Tensor:
+    return _SPECIAL_LOGIT(input, eps)
+
+
+@_SPECIAL_EXPM1.public
+def special_expm1(input: Tensor) -> Tensor:
+    return _SPECIAL_EXPM1(input)
+
+
+@_SPECIAL_LOG1P.public
+def special_log1p(input: Tensor) -> Tensor:
+    return _SPECIAL_LOG1P(input)
+
+
+@_SPECIAL_EXPIT.public
+def special_expit(input: Tensor) -> Tensor:
+    return _SPECIAL_EXPIT(input)
+
+
+@signature("special_xlogy(Tensor input, Tensor other, *, Tensor out=None)",
+           "special_xlogy(Scalar self, Tensor other, *, Tensor out=None)",
+           "special_xlogy(Tensor input, Scalar other, *, Tensor out=None)")
+def special_xlogy(input: Any, other: Any) -> Tensor:
+    return xlogy.__wrapped__(input, other)
