@@ -23,6 +23,7 @@ from ._device import device  # noqa: F401
 from ._size import Size  # noqa: F401
 from ._mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 from ._tensor import Tensor  # noqa: F401
+from ._ops.signature import signature, unchecked
 from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
 from ._creation import (  # noqa: F401
     Generator, arange, as_tensor, default_generator, empty, empty_like, eye, from_numpy, full,
@@ -50,6 +51,7 @@ from ._ops.shape import (  # noqa: F401
     unsqueeze,
 )
 from ._ops.indexing import nonzero  # noqa: F401
+from ._ops.as_strided import as_strided  # noqa: F401
 # torch-level functions: special functions and activations [special]
 from ._ops.special import (  # noqa: F401
     acos, acos_, acosh, acosh_, addcdiv, addcmul, arccos, arccosh, arcsin, arcsinh, arctan,
@@ -104,8 +106,12 @@ from .autograd.anomaly_mode import (  # noqa: E402,F401
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )
 
-concat = concatenate = cat
-swapaxes = swapdims = transpose
+# aliases: the same op, checked under its own name (torch's messages name the alias)
+concat = signature("concat(TensorList tensors, int64_t dim=0, *, Tensor out=None)")(unchecked(cat))
+concatenate = signature("concatenate(TensorList tensors, int64_t dim=0, *, "
+                        "Tensor out=None)")(unchecked(cat))
+swapaxes = signature("swapaxes(Tensor input, int64_t axis0, int64_t axis1)")(unchecked(transpose))
+swapdims = signature("swapdims(Tensor input, int64_t dim0, int64_t dim1)")(unchecked(transpose))
 # scripts written for torch: constants and bfloat16 here; legacy tensor classes, running as
 # torch, mixed precision and histogram load on first use (see _LAZY_NAMES) [torch-compat]
 from ._dtype import bfloat16  # noqa: E402,F401
@@ -114,7 +120,10 @@ nan = math.nan
 pi = math.pi
 e = math.e
 newaxis = None
-strided = "torch.strided"
+from ._ops.sparse import (  # noqa: E402,F401
+    SPARSE_COO as sparse_coo, STRIDED as strided, layout, sparse_coo_tensor,
+)
+from . import sparse  # noqa: E402,F401
 __version__ = "0.1.0"
 
 
@@ -138,9 +147,10 @@ def promote_types(type1: _dtype.dtype, type2: _dtype.dtype) -> _dtype.dtype:
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "demo", "cuda", "backends", "testing", "special",
                     "distributions", "linalg", "onnx", "distributed", "amp", "random",
-                    "cpu")
+                    "cpu", "func")
 # torch-level names from modules loaded on first use: name -> (module, attribute)
 _LAZY_NAMES = {"autocast": ("amp.autocast_mode", "autocast"),
+               "vmap": ("func", "vmap"),
                "is_autocast_enabled": ("amp.autocast_mode", "is_autocast_enabled"),
                "histogram": ("_histogram", "histogram"),
                "install_as_torch": ("_torch_alias", "install_as_torch"),
@@ -186,7 +196,9 @@ if TYPE_CHECKING:
                    distributions as distributions, linalg as linalg, nn as nn, onnx as onnx,
                    optim as optim, random as random, serialization as serialization,
                    special as special, testing as testing, utils as utils)
+    from . import func as func
     from ._histogram import histogram as histogram
+    from .func import vmap as vmap
     from ._legacy_tensor import (BFloat16Tensor as BFloat16Tensor, BoolTensor as BoolTensor,
                                  ByteTensor as ByteTensor, CharTensor as CharTensor,
                                  DoubleTensor as DoubleTensor, FloatTensor as FloatTensor,
@@ -211,7 +223,8 @@ __all__ = [
     'addcmul', 'addmm', 'addmv', 'addr', 'all', 'allclose', 'amax', 'amin', 'aminmax', 'any',
     'arange', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh',
     'are_deterministic_algorithms_enabled', 'argmax', 'argmin', 'argsort', 'argwhere',
-    'as_tensor', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh',
+    'as_strided', 'as_tensor', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_',
+    'atanh',
     'atanh_', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'autocast', 'baddbmm', 'bernoulli',
     'bfloat16', 'BFloat16Tensor', 'bincount', 'bitwise_and', 'bitwise_not', 'bitwise_or',
     'bitwise_xor', 'block_diag', 'bmm', 'bool', 'BoolTensor', 'broadcast_tensors',
@@ -233,7 +246,8 @@ __all__ = [
     'is_anomaly_enabled', 'is_autocast_enabled',
     'is_deterministic_algorithms_warn_only_enabled', 'is_floating_point', 'is_grad_enabled',
     'is_inference', 'is_inference_mode_enabled', 'is_tensor', 'isclose', 'isfinite', 'isinf',
-    'isnan', 'kron', 'kthvalue', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'load', 'log',
+    'isnan', 'kron', 'kthvalue', 'layout', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'load',
+    'log',
     'log10', 'log1p', 'log2', 'log_softmax', 'logaddexp', 'logcumsumexp', 'logdet',
     'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logit', 'logspace', 'logsumexp',
     'long', 'LongTensor', 'lt', 'manual_seed', 'masked_fill', 'masked_scatter', 'masked_select',
@@ -249,12 +263,13 @@ __all__ = [
     'select', 'select_scatter', 'selu', 'selu_', 'set_anomaly_enabled', 'set_default_dtype',
     'set_grad_enabled', 'set_num_threads', 'set_printoptions', 'set_rng_state', 'short',
     'ShortTensor', 'sigmoid', 'sign', 'sin', 'sinc', 'sinh', 'sinh_', 'Size', 'slice_scatter',
-    'slogdet', 'softmax', 'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std',
+    'slogdet', 'softmax', 'sort', 'sparse_coo', 'sparse_coo_tensor', 'split', 'sqrt', 'square',
+    'squeeze', 'stack', 'std',
     'std_mean', 'strided', 'sub', 'subtract', 'sum', 'svd', 'swapaxes', 'swapdims', 't', 'take',
     'take_along_dim', 'tan', 'tanh', 'Tensor', 'tensor', 'tensor_split', 'tile', 'topk',
     'trace', 'transpose', 'tril', 'tril_indices', 'triu', 'triu_indices', 'true_divide',
     'trunc', 'uint8', 'unbind', 'unflatten', 'unique', 'unsqueeze',
-    'use_deterministic_algorithms', 'var', 'var_mean', 'vsplit', 'vstack', 'where', 'xlogy',
-    'xlogy_', 'zeros', 'zeros_like',
+    'use_deterministic_algorithms', 'var', 'var_mean', 'vmap', 'vsplit', 'vstack', 'where',
+    'xlogy', 'xlogy_', 'zeros', 'zeros_like',
     'install_as_torch', 'uninstall_as_torch',
 ]

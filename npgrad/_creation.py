@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ._ops.signature import signature
 from . import _dtype, _sampling
 from ._mode import _tls, INFERENCE
 from ._random import (Generator, default_generator, get_generator, get_rng_state,  # noqa: F401
@@ -75,6 +76,20 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     return (_dtype.bool_, _dtype.int64, _dtype.get_default_dtype())[kind].np_dtype
 
 
+def _check_none(data: Any, np_dt: np.dtype) -> None:
+    """With an explicit dtype torch converts each element, so a None is a TypeError (NumPy
+    would make it NaN, or refuse it with its own text)."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif x is None:
+            if np_dt.kind in "biu":
+                raise TypeError("'NoneType' object cannot be interpreted as an integer")
+            raise TypeError("must be real number, not NoneType")
+
+
 def _check_ragged(data: Any, dim: int = 0) -> None:
     if not isinstance(data, (list, tuple)) or not data:
         return
@@ -115,6 +130,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         _check_ragged(data)
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
             data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+        if np_dt is not None:
+            _check_none(data, np_dt)
         arr = np.array(data, dtype=np_dt if np_dt is not None else _infer_np_dtype(data))
     return _leaf(arr, requires_grad)
 
@@ -218,6 +235,13 @@ def scalar_tensor_like(value: Any, like: Tensor) -> Tensor:
     return _leaf(np.asarray(value, dtype=_dtype.scalar_np_dtype(value)))
 
 
+@signature("arange(Scalar end, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
+           "arange(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
+           "arange(Scalar start, Scalar end, Scalar step=1, *, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive): int64 for ints, else the default float."""
@@ -243,6 +267,18 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     return _leaf(data, requires_grad)
 
 
+@signature("linspace(Tensor start, Tensor end, int64_t steps, *, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "linspace(Scalar start, Tensor end, int64_t steps, *, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "linspace(Tensor start, Scalar end, int64_t steps, *, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "linspace(Scalar start, Scalar end, int64_t steps, *, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     check_device(device)
@@ -253,6 +289,11 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     return _leaf(np.linspace(start, end, steps).astype(np_dt), requires_grad)
 
 
+@signature("eye(SymInt n, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
+           "eye(SymInt n, SymInt m, *, Tensor out=None, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)")
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     check_device(device)
@@ -278,6 +319,12 @@ def _float_sample_dtype(np_dt: np.dtype, kernel: str) -> np.dtype:
     return np_dt
 
 
+@signature("rand(SymIntArrayRef size, *, Generator? generator, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "rand(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)")
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1), torch's stream: ``manual_seed(0); rand(2)`` is torch's.
@@ -296,6 +343,12 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     return _leaf(values.reshape(shape), requires_grad)
 
 
+@signature("randn(SymIntArrayRef size, *, Generator? generator, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "randn(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)")
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples, torch's stream (its kernel for >= 16 elements and below)."""
@@ -308,6 +361,18 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     return _leaf(values.reshape(shape), requires_grad)
 
 
+@signature("randint(SymInt high, SymIntArrayRef size, *, Generator? generator, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "randint(SymInt high, SymIntArrayRef size, *, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "randint(SymInt low, SymInt high, SymIntArrayRef size, *, Generator? generator, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "randint(SymInt low, SymInt high, SymIntArrayRef size, *, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def randint(low: int, high: Any = None, size: Any = None, *, generator: Generator | None = None,
             dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Integers in ``[low, high)`` (int64 unless ``dtype``), torch's stream."""
@@ -323,6 +388,11 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Generato
     return _leaf(values.reshape(shape), requires_grad)
 
 
+@signature("randperm(SymInt n, *, Generator? generator, Tensor out=None, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)",
+           "randperm(SymInt n, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)")
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``), torch's algorithm."""
@@ -344,6 +414,12 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     return _leaf(values.astype(np_dt), requires_grad)
 
 
+@signature("rand_like(Tensor input, *, Generator? generator, MemoryFormat? memory_format=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "rand_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)")
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,  # noqa: A002
               requires_grad: bool = False, memory_format: Any = None,
               generator: Generator | None = None) -> Tensor:
@@ -351,6 +427,12 @@ def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,  # noqa: 
                 requires_grad=requires_grad, generator=generator)
 
 
+@signature("randn_like(Tensor input, *, Generator? generator, MemoryFormat? memory_format=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "randn_like(Tensor input, *, MemoryFormat? memory_format=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,  # noqa: A002
                requires_grad: bool = False, memory_format: Any = None,
                generator: Generator | None = None) -> Tensor:
@@ -613,6 +695,8 @@ def _check_cdf_probs(probs: np.ndarray) -> None:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
+@signature("multinomial(Tensor input, SymInt num_samples, bool replacement=False, *, "
+           "Generator? generator=None, Tensor out=None)")
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
                 generator: Generator | None = None, out: Any = None) -> Tensor:
     """``num_samples`` category indices per row of ``input`` (non-negative weights), as int64.
@@ -677,6 +761,8 @@ def _bernoulli_probs(p: Tensor) -> np.ndarray:
     return data
 
 
+@signature("bernoulli(Tensor input, *, Generator? generator=None, Tensor out=None)",
+           "bernoulli(Tensor input, double p, *, Generator? generator=None)")
 def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
               generator: Generator | None = None, out: Any = None) -> Tensor:
     """1 with probability ``input`` (or ``p`` when given), else 0; ``input``'s dtype.
@@ -764,6 +850,12 @@ def _normal_float_data(t: Tensor) -> np.ndarray:
     return t._data
 
 
+@signature("normal(Tensor mean, Tensor std, *, Generator? generator=None, Tensor out=None)",
+           "normal(Tensor mean, double std=1, *, Generator? generator=None, Tensor out=None)",
+           "normal(double mean, Tensor std, *, Generator? generator=None, Tensor out=None)",
+           "normal(double mean, double std, SymIntArrayRef size, *, Generator? generator=None, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
            out: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
            pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
@@ -822,6 +914,7 @@ def _inplace_binary(out: np.ndarray, other: np.ndarray, ufunc: Any) -> np.ndarra
     return ufunc(out.astype(common), other.astype(common)).astype(out.dtype)
 
 
+@signature("poisson(Tensor input, Generator? generator=None, *, Tensor out=None)")
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:  # noqa: A002
     """Poisson counts with rates ``input`` (non-negative floats), in ``input``'s dtype.
 
@@ -845,6 +938,24 @@ def _check_random_range(low: int, high: int) -> None:
                            f">= to={high}")
 
 
+@signature("randint_like(Tensor input, SymInt low, SymInt high, *, Generator? generator, "
+           "MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
+           "randint_like(Tensor input, SymInt low, SymInt high, *, "
+           "MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
+           "randint_like(Tensor input, Tensor high, *, Generator? generator, "
+           "MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
+           "randint_like(Tensor input, Tensor high, *, MemoryFormat? memory_format=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "randint_like(Tensor input, SymInt high, *, Generator? generator, "
+           "MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
+           "randint_like(Tensor input, SymInt high, *, MemoryFormat? memory_format=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,  # noqa: A002
                  dtype: Any = None, layout: Any = None, device: Any = None,
                  requires_grad: bool = False, memory_format: Any = None,

@@ -36,7 +36,9 @@ from typing import Any
 import numpy as np
 
 from ._device import check_device, device as _device
+from ._ops.signature import bind_generator_class
 from ._tensor import Tensor
+from ._vmap_mode import VMAP, on_random_draw
 
 DEFAULT_SEED = 67280421310721  # what a new torch.Generator() starts from
 STATE_SIZE = 5056
@@ -139,6 +141,8 @@ class Generator:
 
     def _words(self, n: int) -> np.ndarray:
         """The next ``n`` 32-bit outputs (torch's ``random()``), as uint64."""
+        if VMAP.depth:  # every sampler draws through here: vmap's randomness modes
+            on_random_draw(self)
         bits = self._engine()
         if n <= 0:
             return np.zeros(0, dtype=np.uint64)
@@ -248,6 +252,7 @@ def _state_bytes(state: Any, type_message: str) -> np.ndarray:
     return state._data.reshape(-1)
 
 
+bind_generator_class(Generator)  # Note [The Tensor class, bound late] in npgrad._ops.signature
 default_generator = Generator()
 default_generator._set_seed(nondeterministic_seed())  # torch seeds its default from entropy
 

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import npgrad
+from npgrad._ops.registry import REGISTRY
 from npgrad.autograd.graph import Node
 
 from op_table import ROWS, OpRow
@@ -36,6 +37,8 @@ _SAMPLED = ("a sampler whose every valid parameter leaves its values random, and
             "tests/test_device_sampling.py checks its grad_fn, shape, dtype and errors")
 _NO_DERIVATIVE = ("torch records the node but defines no derivative in either mode (backward "
                   "and forward AD raise), and every row's checks differentiate; ")
+_SPARSE = ("a sparse COO op: sparse tensors carry no forward-mode tangent, and every row gets "
+           "the forward-AD checks; tests/test_sparse.py compares it with torch and gradchecks it")
 UNREACHABLE: dict[str, str] = {
     "ExponentialBackward0": _SAMPLED,
     "GeometricBackward0": _SAMPLED + " (p must lie in (0, 1))",
@@ -47,6 +50,15 @@ UNREACHABLE: dict[str, str] = {
     "AtanhBackward1": _NO_DERIVATIVE + "tests/test_ops_special.py checks the errors",
     "Unique2Backward0": _NO_DERIVATIVE + "tests/test_ops_sorting.py checks the grad_fn",
     "UniqueDimBackward0": _NO_DERIVATIVE + "tests/test_ops_sorting.py checks unique(dim=)",
+    **{name: _SPARSE for name in (
+        "CoalesceBackward0", "SparseAddmmBackward0", "SparseCooTensorWithDimsAndTensorsBackward0",
+        "SparseSumBackward0", "ToDenseBackward0", "ToSparseBackward0", "ToSparseBackward1",
+        "ValuesBackward0")},
+    "AsStridedBackward1": ("as_strided_ addresses a storage, and every row gets the vmap checks: "
+                           "npgrad's vmap runs by slices, whose storages are the whole batch's, "
+                           "so as_strided refuses to run under vmap; "
+                           "tests/test_autograd_contract_rest.py compares it with torch, "
+                           "forward AD included, and gradchecks it"),
     "CholeskyBackward0": ("torch.cholesky (deprecated for torch.linalg.cholesky, which has rows) "
                           "has no forward-mode rule in torch, and every row gets the forward-AD "
                           "checks; tests/test_linalg.py::test_deprecated_torch_cholesky covers it"),
@@ -71,6 +83,8 @@ def _node_classes() -> list:
             if (inspect.isclass(obj) and issubclass(obj, Node) and obj is not Node
                     and obj.__module__ == mod.__name__):
                 seen[id(obj)] = (obj.__name__, obj)
+    for entry in REGISTRY.values():  # node classes the op registry's entries build
+        seen[id(entry.node)] = (entry.node.__name__, entry.node)
     return sorted(seen.values(), key=lambda item: (item[0], item[1].__module__))
 
 

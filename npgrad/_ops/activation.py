@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
+from .signature import signature
+from .._mode import RECORDING, _tls
+from .._tensor import Tensor, wrap
 from ..autograd.forward_rules import elementwise_jvp
 from . import _erf_kernels
 from ._core import Node, SavedTensor, node_of, record, saved, unary
@@ -100,6 +102,7 @@ def _erf(input: Tensor) -> Tensor:
     return res
 
 
+@signature("erf(Tensor input, *, Tensor out=None)")
 def erf(input: Tensor) -> Tensor:
     """Error function; integers give the default float dtype (grad_fn ``ErfBackward0``).
 
@@ -128,11 +131,19 @@ class GeluBackward0(Node):
             th = tanh_(inner)
             d_inner = (x * x * (3 * _GELU_C) + 1) * _SQRT_2_OVER_PI
             return grad * ((th + 1) * 0.5 + x * 0.5 * (1 - th * th) * d_inner),
+        xd, gd = x._data, grad._data
+        if (not (_tls.mode == RECORDING and (grad._requires_grad or x._requires_grad))
+                and xd.dtype.kind == "f" and gd.dtype == xd.dtype and gd.shape == xd.shape):
+            # Note [Exact GELU's backward in one kernel]: no graph of the gradient is
+            # wanted, so it is computed in one float64 pass per block and rounded once,
+            # as the forward is (~10 NumPy passes and temporaries less than the ops).
+            return wrap(_erf_kernels.gelu_backward(gd, xd), _tls.mode),
         cdf = (_erf(x * math.sqrt(0.5)) + 1) * 0.5
         pdf = exp(x * x * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
         return grad * (cdf + x * pdf),
 
 
+@signature('gelu(Tensor input, *, c10::string_view approximate="none", Tensor out=None)')
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit, exact (erf) or ``approximate='tanh'`` (grad_fn ``GeluBackward0``)."""
     if approximate not in ("none", "tanh"):
@@ -212,6 +223,7 @@ class SoftplusBackward0(PointwiseNode):
         return where(z > self.threshold, grad, grad * sigmoid(z)),
 
 
+@signature("softplus(Tensor input, Scalar beta=1, Scalar threshold=20, *, Tensor out=None)")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
 
@@ -307,6 +319,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _elu_family(input, alpha, 1.0, 1.0, inplace, (EluBackward0, EluBackward1))
 
 
+@signature("elu_(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1)")
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return elu(input, alpha, True)
 
@@ -322,6 +335,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
                        (EluBackward0, EluBackward1))
 
 
+@signature("selu_(Tensor input)")
 def selu_(input: Tensor) -> Tensor:
     return selu(input, True)
 
@@ -338,6 +352,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _elu_family(input, alpha, 1.0, 1.0 / alpha, inplace, (CeluBackward0, CeluBackward1))
 
 
+@signature("celu_(Tensor input, Scalar alpha=1.0)")
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return celu(input, alpha, True)
 
@@ -388,6 +403,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     return _hardtanh(input, min_val, max_val)
 
 
+@signature("hardtanh_(Tensor input, Scalar min_val=-1, Scalar max_val=1)")
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     return hardtanh(input, min_val, max_val, True)
 
@@ -499,6 +515,7 @@ class LogSigmoidBackward0(PointwiseNode):
         return grad * sigmoid(-saved(self, "self_")),
 
 
+@signature("log_sigmoid(Tensor input, *, Tensor out=None)")
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, computed without overflow (grad_fn ``LogSigmoidBackward0``).
 

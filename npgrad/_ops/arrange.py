@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .signature import signature, unchecked
 from .. import _dtype
 from .._mode import _tls
 from .._tensor import Tensor, wrap
@@ -65,6 +66,7 @@ def _triangle(cls: type, npfn: Any, name: str, input: Tensor, diagonal: int) -> 
     return res
 
 
+@signature("tril(Tensor input, SymInt diagonal=0, *, Tensor out=None)")
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims, zeros above ``diagonal`` (``TrilBackward0``).
 
@@ -76,6 +78,7 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     return _triangle(TrilBackward0, np.tril, "tril", input, diagonal)
 
 
+@signature("triu(Tensor input, SymInt diagonal=0, *, Tensor out=None)")
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims, zeros below ``diagonal`` (``TriuBackward0``).
 
@@ -108,6 +111,8 @@ class RollBackward0(ShapeNode):
         return roll(grad, tuple(-s for s in self.shifts), self.dims),
 
 
+@signature("roll(Tensor input, SymIntArrayRef[1] shifts, IntArrayRef[1] dims=None, *, "
+           "Tensor out=None)")
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Shift elements cyclically along ``dims`` (the flattened tensor when None): ``RollBackward0``.
 
@@ -141,6 +146,7 @@ class Rot90Backward0(ShapeNode):
         return rot90(grad, -self.k, self.dims),
 
 
+@signature("rot90(Tensor input, int64_t k=1, IntArrayRef dims={0,1}, *, Tensor out=None)")
 def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times from the first towards the second of ``dims`` (a copy).
 
@@ -186,6 +192,8 @@ class DiagonalBackward0_copy(DiagonalBackward0):  # noqa: N801 - torch's name fo
     __slots__ = ()
 
 
+@signature("diag_embed(Tensor input, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1, *, "
+           "Tensor out=None)")
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Zeros with the last dim of ``input`` on a diagonal of dims ``dim1``/``dim2``.
 
@@ -209,6 +217,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
                   DiagEmbedBackward0)
 
 
+@signature("diag(Tensor input, int64_t diagonal=0, *, Tensor out=None)")
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector onto a diagonal of a square matrix, or a matrix's diagonal as a vector.
 
@@ -236,6 +245,7 @@ class TraceBackward0(ShapeNode):
                       DiagonalBackwardBackward0),
 
 
+@signature("trace(Tensor input, *, Tensor out=None)")
 def trace(input: Tensor) -> Tensor:
     """The sum of a matrix's diagonal (integers sum to int64; grad_fn ``TraceBackward0``).
 
@@ -261,6 +271,7 @@ def trace(input: Tensor) -> Tensor:
 
 # -- tile / movedim / broadcasting ---------------------------------------------------------
 
+@signature("tile(Tensor input, SymIntArrayRef dims)")
 def tile(input: Tensor, *dims: Any) -> Tensor:
     """``repeat`` with ``dims`` padded by leading ones to the input's rank (``RepeatBackward0``).
 
@@ -273,6 +284,8 @@ def tile(input: Tensor, *dims: Any) -> Tensor:
     return repeat(input, reps)
 
 
+@signature("movedim(Tensor input, int64_t source, int64_t destination)",
+           "movedim(Tensor input, IntArrayRef source, IntArrayRef destination)")
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     """Move dims ``source`` to positions ``destination``, the rest keeping their order (a permute).
 
@@ -305,9 +318,12 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     return permute(input, tuple(order[:nd]))
 
 
-moveaxis = movedim
+moveaxis = signature("moveaxis(Tensor input, int64_t source, int64_t destination)",
+                     "moveaxis(Tensor input, IntArrayRef source, IntArrayRef destination)")(
+    unchecked(movedim))  # the alias, checked under its own name
 
 
+@signature("broadcast_to(Tensor input, SymIntArrayRef size)")
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """``expand`` to ``size`` (a view; grad_fn ``ExpandBackward0``)."""
     return expand(input, size)
@@ -388,6 +404,7 @@ def _stack_list(tensors: Any, name: str) -> list:
     return tensors
 
 
+@signature("hstack(TensorList tensors, *, Tensor out=None)")
 def hstack(tensors: Any) -> Tensor:
     """Concatenate along dim 1 (dim 0 for vectors); grad_fn ``CatBackward0``.
 
@@ -399,6 +416,7 @@ def hstack(tensors: Any) -> Tensor:
     return cat(parts, 0 if parts[0]._data.ndim == 1 else 1)
 
 
+@signature("vstack(TensorList tensors, *, Tensor out=None)")
 def vstack(tensors: Any) -> Tensor:
     """Concatenate along dim 0 after ``atleast_2d`` (vectors become rows)."""
     return cat([_atleast_2d(t) for t in _stack_list(tensors, "vstack")], 0)
@@ -407,11 +425,13 @@ def vstack(tensors: Any) -> Tensor:
 row_stack = vstack
 
 
+@signature("dstack(TensorList tensors, *, Tensor out=None)")
 def dstack(tensors: Any) -> Tensor:
     """Concatenate along dim 2 after ``atleast_3d``."""
     return cat([_atleast_3d(t) for t in _stack_list(tensors, "dstack")], 2)
 
 
+@signature("column_stack(TensorList tensors, *, Tensor out=None)")
 def column_stack(tensors: Any) -> Tensor:
     """Vectors (and scalars) as columns, matrices as they are, side by side along dim 1."""
     parts = [reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t
@@ -421,6 +441,11 @@ def column_stack(tensors: Any) -> Tensor:
 
 # -- repeat_interleave / meshgrid / kron ---------------------------------------------------
 
+@signature("repeat_interleave(Tensor input, Tensor repeats, int64_t? dim=None, *, "
+           "SymInt? output_size=None)",
+           "repeat_interleave(Tensor repeats, *, SymInt? output_size=None)",
+           "repeat_interleave(Tensor input, SymInt repeats, int64_t? dim=None, *, "
+           "SymInt? output_size=None)")
 def repeat_interleave(input: Tensor, repeats: Any = None, dim: Any = None, *,
                       output_size: Any = None) -> Tensor:
     """Repeat each element (or slice along ``dim``) ``repeats`` times, in place of NumPy's repeat.
@@ -520,6 +545,7 @@ def _unsafe_view(input: Tensor, shape: tuple) -> Tensor:
     return res
 
 
+@signature("kron(Tensor input, Tensor other, *, Tensor out=None)")
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product: blocks ``input[i, j] * other`` (grad_fn ``UnsafeViewBackward0``).
 
@@ -545,6 +571,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 # -- flips, ravel and splits made of other ops (Note [Composed arrangements]) -------------------
 
+@signature("fliplr(Tensor input)")
 def fliplr(input: Tensor) -> Tensor:
     """Reverse dim 1 (``flip(input, 1)``; needs at least 2 dims).
 
@@ -554,16 +581,18 @@ def fliplr(input: Tensor) -> Tensor:
     """
     if input._data.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, 1)
+    return flip(input, (1,))
 
 
+@signature("flipud(Tensor input)")
 def flipud(input: Tensor) -> Tensor:
     """Reverse dim 0 (``flip(input, 0)``; needs at least 1 dim)."""
     if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, 0)
+    return flip(input, (0,))
 
 
+@signature("ravel(Tensor input)")
 def ravel(input: Tensor) -> Tensor:
     """The elements as a vector: a view of ``input``, or of a contiguous copy of it.
 
@@ -588,6 +617,9 @@ def _tensor_split_type_error(input: Tensor, sections: Any, method: bool) -> Type
         f" * ({lead}int sections, int dim = 0)\n")
 
 
+@signature("tensor_split(Tensor input, SymIntArrayRef indices, int64_t dim=0)",
+           "tensor_split(Tensor input, Tensor tensor_indices_or_sections, int64_t dim=0)",
+           "tensor_split(Tensor input, SymInt sections, int64_t dim=0)")
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0, *,
                  method: bool = False) -> tuple:
     """Views along ``dim``: ``n`` near-equal sections, or the pieces between split indices.
@@ -648,17 +680,23 @@ def _split_along(name: str, input: Tensor, indices_or_sections: Any, dim: int,
     return tensor_split(input, indices_or_sections, dim)
 
 
+@signature("hsplit(Tensor input, int64_t sections)",
+           "hsplit(Tensor input, IntArrayRef indices)")
 def hsplit(input: Tensor, indices_or_sections: Any) -> tuple:
     """``tensor_split`` along dim 1 (dim 0 for vectors); sections must divide the size evenly."""
     return _split_along("hsplit", input, indices_or_sections,
                         0 if input._data.ndim == 1 else 1, 1)
 
 
+@signature("vsplit(Tensor input, int64_t sections)",
+           "vsplit(Tensor input, IntArrayRef indices)")
 def vsplit(input: Tensor, indices_or_sections: Any) -> tuple:
     """``tensor_split`` along dim 0 of a tensor with at least 2 dims."""
     return _split_along("vsplit", input, indices_or_sections, 0, 2)
 
 
+@signature("dsplit(Tensor input, int64_t sections)",
+           "dsplit(Tensor input, IntArrayRef indices)")
 def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
     """``tensor_split`` along dim 2 of a tensor with at least 3 dims."""
     return _split_along("dsplit", input, indices_or_sections, 2, 3)
@@ -718,6 +756,8 @@ def _region_scatter(cls: type, input: Tensor, src: Tensor, region: Region) -> Te
     return res
 
 
+@signature("select_scatter(Tensor input, Tensor src, int64_t dim, SymInt index, *, "
+           "Tensor out=None)")
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of ``input`` with ``src`` as its slice ``index`` of dim ``dim``.
 
@@ -732,6 +772,8 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
                            select_region(input, dim, index))
 
 
+@signature("slice_scatter(Tensor input, Tensor src, int64_t dim=0, SymInt? start=None, "
+           "SymInt? end=None, SymInt step=1, *, Tensor out=None)")
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                   step: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` at ``[start:end:step]`` of dim ``dim``."""
@@ -740,6 +782,8 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, e
     return _region_scatter(SliceScatterBackward0, input, src, region)
 
 
+@signature("diagonal_scatter(Tensor input, Tensor src, int64_t offset=0, int64_t dim1=0, "
+           "int64_t dim2=1, *, Tensor out=None)")
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` on the diagonal ``diagonal(offset, dim1, dim2)`` reads."""
@@ -756,11 +800,14 @@ class NarrowCopyBackward0(_TakeNode):
 NarrowCopyBackward0.inverse = SliceBackwardBackward0
 
 
+@signature("narrow_copy(Tensor input, int64_t dim, SymInt start, SymInt length, *, "
+           "Tensor out=None)")
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow`` as a copy (grad_fn ``NarrowCopyBackward0``)."""
     from .shape import narrow_region
 
-    return _take_forward(NarrowCopyBackward0, input, narrow_region(input, dim, start, length))
+    return _take_forward(NarrowCopyBackward0, input, narrow_region(input, dim, start, length,
+                                                                     copy=True))
 
 
 # -- block_diag / diagflat / cartesian_prod / combinations / argwhere ------------------------------
@@ -816,6 +863,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
     return res
 
 
+@signature("diagflat(Tensor input, int64_t offset=0)")
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """The flattened input on diagonal ``offset`` of a square matrix (``DiagEmbedBackward0``)."""
     return diag_embed(ravel(input), offset, 0, 1)
@@ -845,6 +893,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([flatten(g) for g in grids], 1)
 
 
+@signature("combinations(Tensor input, int64_t r=2, bool with_replacement=False)")
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """All length-``r`` combinations of a vector's elements, in order, as rows.
 
@@ -870,6 +919,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return stack([masked_select(g, keep) for g in grids], 1)
 
 
+@signature("argwhere(Tensor input)")
 def argwhere(input: Tensor) -> Tensor:
     """The indices of the non-zero elements, one row each (``nonzero``)."""
     from .indexing import nonzero

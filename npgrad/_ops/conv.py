@@ -29,6 +29,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .signature import signature
 from .. import _dtype
 from .._forward import PendingJvp, FW, flush, has_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
@@ -283,6 +284,82 @@ def convolution_transposed(input: Tensor, weight: Tensor, bias: Tensor | None,
     return _record_convolution(input, weight, bias, params, out, transposed=True)
 
 
+# Note [The order of torch's convolution checks]
+# torch checks a convolution's arguments in layers, and when several are wrong the first layer
+# decides the text (Note [Checks before NumPy] in checks.py): the input's rank (the Python
+# function), then the weight's rank and the length of each of stride / padding / dilation /
+# output_padding against it, then (plain convolution only) the bias dtype, then the shapes
+# (``check_shape_forward``), and last the kernel's own dtype checks.  Which kernel runs decides
+# that last text: for a float32 input torch's CPU heuristic picks oneDNN (mkldnn), whose check
+# names legacy tensor types, and otherwise the native slow kernel, which says "expected scalar
+# type".  ``_uses_mkldnn`` replays that heuristic (as on a multi-threaded build).
+
+def _conv_param_lengths(w: np.ndarray, params: tuple, nd: int) -> None:
+    """The weight's rank and each geometry list's length, as torch checks them."""
+    if w.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    want = w.ndim - 2
+    for name, v in params:
+        seen = list(v) if isinstance(v, (list, tuple)) else [v] * nd
+        if len(seen) != 1 and len(seen) != want:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {want} "
+                               f"values to match the convolution dimensions, but got "
+                               f"{name}=[{', '.join(map(str, seen))}]")
+
+
+def _uses_mkldnn(x: np.ndarray, w: np.ndarray, groups: int) -> bool:
+    """torch's CPU choice of the oneDNN kernel (1-d convolutions run as 2-d ones)."""
+    if x.dtype != np.float32 or w.ndim != x.ndim:
+        return False
+    n = x.shape[0]
+    k = w.shape[2:] if w.ndim > 3 else (1,) + w.shape[2:]
+    spatial = x.shape[2:] if x.ndim > 3 else (1,) + x.shape[2:]
+    numel = n * x.shape[1] * int(np.prod(spatial))
+    return groups > 1 or (k[-1] > 3 and k[-2] > 3) or n > 1 or numel > 20480
+
+
+def _legacy_name(d: np.dtype) -> str:
+    return "CPUBoolType" if d.kind == "b" else f"torch.{_dtype.from_np(d).legacy_type}"
+
+
+def _conv_kernel_dtypes(x: np.ndarray, w: np.ndarray, bias: Tensor | None, groups: int,
+                        transposed: bool, dilated: bool) -> None:
+    """The dtype checks of the kernel torch runs (Note [The order of torch's convolution
+    checks])."""
+    if _uses_mkldnn(x, w, groups):
+        if w.dtype != x.dtype:
+            raise RuntimeError(f"Input type ({_legacy_name(x.dtype)}) and weight type "
+                               f"({_legacy_name(w.dtype)}) should be the same or input should be "
+                               "a MKLDNN tensor and weight is a dense tensor")
+        if transposed and bias is not None and bias._data.dtype != x.dtype:
+            raise RuntimeError(f"Input type ({_legacy_name(x.dtype)}) and bias type "
+                               f"({_legacy_name(bias._data.dtype)}) should be the same or input "
+                               "should be a MKLDNN tensor and bias is a dense tensor")
+    if transposed and x.dtype.kind == "b":  # its dispatch comes before its dtype check
+        raise NotImplementedError("\"slow_conv_transpose2d_out_cpu\" not implemented for 'Bool'")
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.from_np(x.dtype).scalar_name} but "
+                           f"found {_dtype.from_np(w.dtype).scalar_name}")
+    if x.dtype.kind == "b":
+        kernel = "slow_conv_dilated<>" if dilated else "slow_conv2d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _conv_weight_shape(x: np.ndarray, w: np.ndarray, groups: int) -> None:
+    """The first shape checks of ``check_shape_forward``: the weight's rank and its dim 0."""
+    if w.ndim != x.ndim:
+        raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight "
+                           f"{_size_str(w.shape)}, but got {x.ndim}-dimensional input of size "
+                           f"{_size_str(x.shape)} instead")
+    if w.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {_size_str(w.shape)} instead")
+    if w.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{_size_str(w.shape)}] "
+                           "instead")
+
+
 def conv_transpose_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
                       padding: Any, output_padding: Any, groups: int, dilation: Any,
                       nd: int) -> Tensor:
@@ -301,19 +378,15 @@ def conv_transpose_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride
     if x.ndim == nd + 1:
         return squeeze(conv_transpose_nd(unsqueeze(input, 0), weight, bias, stride, padding,
                                          output_padding, groups, dilation, nd), 0)
+    # Note [The order of torch's convolution checks]
+    _conv_param_lengths(w, (("stride", stride), ("padding", padding),
+                            ("dilation", dilation), ("output_padding", output_padding)), nd)
+    _conv_weight_shape(x, w, groups)
     s, p, op, d = tup(stride), tup(padding), tup(output_padding), tup(dilation)
-    if w.ndim != nd + 2:
-        raise RuntimeError("weight should have at least three dimensions" if w.ndim < 3 else
-                           f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
-                           f"input {_size_str(x.shape)}, but got {w.ndim}-dimensional weight "
-                           f"of size {_size_str(w.shape)} instead")
     if x.shape[1] != w.shape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size {_size_str(w.shape)}, expected "
                            f"input{_size_str(x.shape)} to have {w.shape[0]} channels, but got "
                            f"{x.shape[1]} channels instead")
-    if w.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size {_size_str(w.shape)} instead")
     c_out = w.shape[1] * groups
     if bias is not None and bias._data.shape != (c_out,):
         raise RuntimeError(f"Given transposed=1, weight of size {_size_str(w.shape)}, expected "
@@ -326,9 +399,9 @@ def conv_transpose_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride
         parts += [f"dilation_{n}: {v}" for n, v in zip(names, d)]
         raise RuntimeError("output padding must be smaller than either stride or dilation, but "
                            "got " + " ".join(parts))
-    if x.dtype != w.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.from_np(w.dtype).scalar_name} but "
-                           f"found {_dtype.from_np(x.dtype).scalar_name}")
+    _conv_kernel_dtypes(x, w, bias, groups, True, any(di != 1 for di in d))
+    if bias is not None and bias._data.dtype != x.dtype:  # the native kernel adds it as x's
+        bias = bias.to(input.dtype)
     kernel = w.shape[2:]
     out = tuple((i - 1) * si - 2 * pi + di * (k - 1) + oi + 1
                 for i, si, pi, di, k, oi in zip(x.shape[2:], s, p, d, kernel, op))
@@ -412,7 +485,6 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
             return tuple(int(i) for i in v)
         return (int(v),) * nd
 
-    stride_t, dilation_t = tup(stride, "stride"), tup(dilation, "dilation")
     x, w = input._data, weight._data
     if x.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
@@ -420,6 +492,14 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
     if x.ndim == nd + 1:
         return squeeze(conv_nd(unsqueeze(input, 0), weight, bias, stride, padding, dilation,
                                groups, nd), 0)
+    # Note [The order of torch's convolution checks]
+    if bias is not None and bias._data.dtype != x.dtype:
+        raise RuntimeError(f"Input type ({_dtype.from_np(x.dtype).cpp_name}) and bias type "
+                           f"({_dtype.from_np(bias._data.dtype).cpp_name}) should be the same")
+    _conv_param_lengths(w, (("stride", stride),) + (() if isinstance(padding, str) else (
+        ("padding", padding),)) + (("dilation", dilation),), nd)
+    _conv_weight_shape(x, w, groups)
+    stride_t, dilation_t = tup(stride, "stride"), tup(dilation, "dilation")
     kernel = w.shape[2:]
     if isinstance(padding, str):
         if padding == "valid":
@@ -434,25 +514,14 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         lo = hi = tup(padding, "padding")
-    if w.ndim != nd + 2:
-        raise RuntimeError("weight should have at least three dimensions" if w.ndim < 3 else
-                           f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional "
-                           f"input {_size_str(x.shape)}, but got {w.ndim}-dimensional weight "
-                           f"of size {_size_str(w.shape)} instead")
     if x.shape[1] != w.shape[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {_size_str(w.shape)}, "
                            f"expected input{_size_str(x.shape)} to have {w.shape[1] * groups} "
                            f"channels, but got {x.shape[1]} channels instead")
-    if w.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size {_size_str(w.shape)} instead")
     if bias is not None and bias._data.shape != (w.shape[0],):
         raise RuntimeError(f"Given weight of size {_size_str(w.shape)}, expected bias to be "
                            f"1-dimensional with {w.shape[0]} elements, but got bias of size "
                            f"{_size_str(bias._data.shape)} instead")
-    if x.dtype != w.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.from_np(w.dtype).scalar_name} but "
-                           f"found {_dtype.from_np(x.dtype).scalar_name}")
     padded = tuple(i + a + b for i, a, b in zip(x.shape[2:], lo, hi))
     eff = tuple(d * (k - 1) + 1 for d, k in zip(dilation_t, kernel))
     if any(p < e for p, e in zip(padded, eff)):
@@ -460,6 +529,7 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
             f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than "
             "actual input size")
+    _conv_kernel_dtypes(x, w, bias, groups, False, any(d != 1 for d in dilation_t))
     return convolution(input, weight, bias, ConvParams(stride_t, lo, hi, dilation_t, groups))
 
 
@@ -611,6 +681,9 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return res
 
 
+@signature("avg_pool2d(Tensor input, IntArrayRef[2] kernel_size, IntArrayRef[2] stride=None, "
+           "IntArrayRef[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, "
+           "int64_t? divisor_override=None, *, Tensor out=None)")
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .signature import signature
 from .. import _dtype
 from .._mode import _tls
 from .._tensor import Tensor, wrap
@@ -207,6 +208,7 @@ class LinalgInvExBackward0(UnaryNode):
         return -matmul(matmul(y, grad), y),
 
 
+@signature("linalg_inv(Tensor A, *, Tensor out=None)")
 def inv(A: Tensor) -> Tensor:
     """Inverse of each square matrix of ``A`` (grad_fn ``LinalgInvExBackward0``).
 
@@ -254,6 +256,7 @@ def _adjugate_t(a: Tensor) -> Tensor:
     return matmul(u * _unsq(others, -2), vh) * scale
 
 
+@signature("linalg_det(Tensor A, *, Tensor out=None)")
 def det(A: Tensor) -> Tensor:
     """Determinant of each square matrix of ``A`` (grad_fn ``LinalgDetBackward0``).
 
@@ -299,6 +302,7 @@ def _slogdet(fn: str, A: Tensor, rtype: type) -> Any:
     return rtype(s, la)
 
 
+@signature("linalg_slogdet(Tensor A, *, TensorList[2] out=None)")
 def slogdet(A: Tensor) -> Any:
     """``(sign, logabsdet)`` of each square matrix (grad_fn ``LinalgSlogdetBackward0``).
 
@@ -352,6 +356,7 @@ class LinalgSolveExBackward0(Node):
         return ga, (gb if self.needs_input_grad(1) else None)
 
 
+@signature("linalg_solve(Tensor A, Tensor B, *, bool left=True, Tensor out=None)")
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``), batched and
     broadcast (grad_fn ``LinalgSolveExBackward0``).
@@ -433,6 +438,8 @@ class LinalgSolveTriangularBackward0(Node):
         return ga, (gb if self.needs_input_grad(1) else None)
 
 
+@signature("linalg_solve_triangular(Tensor input, Tensor B, *, bool upper, bool left=True, "
+           "bool unitriangular=False, Tensor out=None)")
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Tensor:
     """Solve ``A X = B`` (``X A = B`` with ``left=False``) reading only the upper or lower
@@ -591,6 +598,7 @@ def _cholesky_array(fn: str, data: np.ndarray) -> np.ndarray:
                            f"minor of order {k} is not positive-definite).") from None
 
 
+@signature("linalg_cholesky(Tensor input, *, bool upper=False, Tensor out=None)")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """Cholesky factor ``L`` (``A = L L^T``), or ``U = L^T`` with ``upper=True``; reads the lower
     triangle (grad_fn ``LinalgCholeskyExBackward0``).
@@ -692,6 +700,7 @@ class LinalgQrBackward0(Node):
         return matmul(b, inv(r).mT),
 
 
+@signature('linalg_qr(Tensor A, c10::string_view mode="reduced", *, TensorList[2] out=None)')
 def qr(A: Tensor, mode: str = "reduced") -> Any:
     """``(Q, R)`` with ``A = Q R`` (grad_fn ``LinalgQrBackward0``); ``mode`` is 'reduced',
     'complete' or 'r' (Q is then empty).
@@ -762,6 +771,7 @@ def _eigh(A: Tensor, UPLO: str) -> tuple:
     return tl, tv
 
 
+@signature('linalg_eigh(Tensor input, c10::string_view UPLO="L", *, TensorList[2] out=None)')
 def eigh(A: Tensor, UPLO: str = "L") -> Any:
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices, read from the ``UPLO``
     triangle (grad_fn ``LinalgEighBackward0``); Note [Gauge of eigenvectors and singular vectors].
@@ -773,6 +783,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> Any:
     return linalg_eigh(*_eigh(A, UPLO))
 
 
+@signature('linalg_eigvalsh(Tensor input, c10::string_view UPLO="L", *, Tensor out=None)')
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """Eigenvalues (ascending) of symmetric matrices (grad_fn ``LinalgEighBackward0``).
 
@@ -830,14 +841,39 @@ class LinalgSvdBackward0(Node):
         return ga,
 
 
+def _np_svd(data: np.ndarray, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    """``np.linalg.svd`` with torch's outcome at non-finite inputs: a NaN is refused (LAPACK's
+    gesdd reports it), naming the batch element when batched; a matrix holding an infinity
+    gives NaNs (LAPACK may never return on it, so it is not called)."""
+    nan = np.isnan(data)
+    if nan.any():
+        where = ""
+        if data.ndim > 2:
+            first = int(np.argmax(nan.reshape(-1, data.shape[-2] * data.shape[-1]).any(axis=1)))
+            where = f"(Batch element {first}): "
+        raise _LinAlgError(f"linalg.svd: {where}The algorithm failed to converge because the "
+                           "input matrix contained non-finite values.")
+    finite = np.isfinite(data).all(axis=(-2, -1))
+    if finite.all():
+        return np.linalg.svd(data, full_matrices=full_matrices, compute_uv=compute_uv)
+    clean = np.where(finite[..., None, None], data, 0)
+    out = np.linalg.svd(clean, full_matrices=full_matrices, compute_uv=compute_uv)
+    parts = out if compute_uv else (out,)
+    parts = tuple(np.where(finite.reshape(finite.shape + (1,) * (p.ndim - finite.ndim)), p,
+                           np.nan).astype(p.dtype) for p in parts)
+    return parts if compute_uv else parts[0]
+
+
 def _svd_arrays(fn: str, data: np.ndarray, full_matrices: bool) -> tuple:
     _check_matrix(fn, data)
     _check_float(fn, data)
     _check_low_precision(fn, data, "linalg_svd_cpu")
-    u, s, vh = np.linalg.svd(data, full_matrices=full_matrices)
+    u, s, vh = _np_svd(data, full_matrices=full_matrices)
     return u.astype(data.dtype), s.astype(data.dtype), vh.astype(data.dtype)
 
 
+@signature("linalg_svd(Tensor A, bool full_matrices=True, *, c10::string_view? driver=None, "
+           "TensorList[3] out=None)")
 def svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None) -> Any:
     """``(U, S, Vh)`` with ``A = U diag(S) Vh`` (grad_fn ``LinalgSvdBackward0``);
     Note [Gauge of eigenvectors and singular vectors].
@@ -854,6 +890,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None) -> Any:
     return linalg_svd(tu, ts, tvh)
 
 
+@signature("linalg_svdvals(Tensor A, *, c10::string_view? driver=None, Tensor out=None)")
 def svdvals(A: Tensor, *, driver: Any = None) -> Tensor:
     """Singular values, descending (grad_fn ``LinalgSvdBackward0``).
 
@@ -942,6 +979,12 @@ def _tolerance(s: np.ndarray, shape: tuple, atol: Any, rtol: Any) -> np.ndarray:
                       (np.asarray(r)[..., None] if np.ndim(r) else r) * smax)
 
 
+@signature("linalg_pinv(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, "
+           "bool hermitian=False, Tensor out=None)",
+           "linalg_pinv(Tensor input, *, double? atol=None, double? rtol=None, "
+           "bool hermitian=False, Tensor out=None)",
+           "linalg_pinv(Tensor input, Tensor rcond, bool hermitian=False, *, Tensor out=None)",
+           "linalg_pinv(Tensor input, double rcond, bool hermitian=False, *, Tensor out=None)")
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """Moore-Penrose pseudo-inverse, from the SVD (grad_fn ``LinalgPinvBackward0``).
 
@@ -956,7 +999,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
         raise RuntimeError(f"linalg.pinv({_scalar(data.dtype)}"
                            f"{{[{sizes}]}}): expected a tensor with 2 or more dimensions of "
                            "float, double, cfloat or cdouble types")
-    u, s, vh = np.linalg.svd(data, full_matrices=False)
+    u, s, vh = _np_svd(data, full_matrices=False)
     tol = _tolerance(s, data.shape, atol, rtol)
     with np.errstate(divide="ignore"):
         s_inv = np.where(s > tol, 1.0 / np.where(s > tol, s, 1), 0.0)
@@ -1000,6 +1043,8 @@ class LinalgLstsqBackward0(Node):
                                                             else None)
 
 
+@signature("linalg_lstsq(Tensor input, Tensor b, double? rcond=None, *, "
+           "c10::string_view? driver=None, TensorList[4] out=None)")
 def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any:
     """Least-squares solution of ``A X = B`` with torch's four outputs per driver
     (grad_fn ``LinalgLstsqBackward0`` on solution and residuals).
@@ -1090,6 +1135,11 @@ def _record_multi(cls: type, inputs: tuple, outs: list) -> tuple:
 
 # -- norms -------------------------------------------------------------------------------------
 
+@signature("linalg_matrix_norm(Tensor input, Scalar ord, IntArrayRef dim={-2,-1}, "
+           "bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None)",
+           'linalg_matrix_norm(Tensor input, c10::string_view ord="fro", '
+           "IntArrayRef dim={-2,-1}, bool keepdim=False, *, ScalarType? dtype=None, "
+           "Tensor out=None)")
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """Matrix norm over ``dim``: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2, built like torch's
@@ -1140,6 +1190,8 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
     return pick(sum_(abs_(A), summed, keepdim=keepdim), other, keepdim=keepdim)
 
 
+@signature("linalg_cond(Tensor input, Scalar? p=None, *, Tensor out=None)",
+           "linalg_cond(Tensor input, c10::string_view p, *, Tensor out=None)")
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """Condition number: ``s_max / s_min`` for p None or +-2 (``SqueezeBackward1``), else
     ``norm(A, p) * norm(inv(A), p)`` (infinite for a singular matrix), composed as torch's.
@@ -1190,6 +1242,10 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     return nan_to_num(product, float("inf"), float("inf"))
 
 
+@signature("linalg_norm(Tensor input, Scalar? ord=None, IntArrayRef[1]? dim=None, "
+           "bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None)",
+           "linalg_norm(Tensor input, c10::string_view ord, IntArrayRef[1]? dim=None, "
+           "bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None)")
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """torch.linalg.norm: a vector norm for one dim (or a flattened input), a matrix norm for two.
@@ -1220,6 +1276,7 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
 
 # -- matrix_power / matrix_rank / multi_dot / vecdot -------------------------------------------
 
+@signature("linalg_matrix_power(Tensor input, int64_t n, *, Tensor out=None)")
 def matrix_power(A: Tensor, n: int) -> Tensor:
     """``A`` times itself ``n`` times (``inv(A)`` for negative ``n``; identity for 0).
 
@@ -1253,6 +1310,14 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         z = matmul(z, z)
 
 
+@signature("linalg_matrix_rank(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, "
+           "bool hermitian=False, Tensor out=None)",
+           "linalg_matrix_rank(Tensor input, *, double? atol=None, double? rtol=None, "
+           "bool hermitian=False, Tensor out=None)",
+           "linalg_matrix_rank(Tensor input, Tensor tol, bool hermitian=False, *, "
+           "Tensor out=None)",
+           "linalg_matrix_rank(Tensor input, double tol, bool hermitian=False, *, "
+           "Tensor out=None)")
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None,
                 hermitian: bool = False) -> Tensor:
     """Number of singular values above ``max(atol, rtol * s_max)`` (int64, no gradient).
@@ -1270,11 +1335,12 @@ def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None,
     if hermitian:
         s = np.sort(np.abs(np.linalg.eigvalsh(data)), axis=-1)[..., ::-1]
     else:
-        s = np.linalg.svd(data, compute_uv=False)
+        s = _np_svd(data, compute_uv=False)
     tol = _tolerance(s, data.shape, atol, rtol)
     return wrap(np.asarray(np.sum(s > tol, axis=-1), dtype=np.int64), _tls.mode)
 
 
+@signature("linalg_multi_dot(TensorList tensors, *, Tensor out=None)")
 def multi_dot(tensors: Any) -> Tensor:
     """Product of a chain of matrices; the first and last may be vectors (grad_fn
     ``ViewBackward0``: torch reshapes the chain's product at the end).
@@ -1322,6 +1388,7 @@ def multi_dot(tensors: Any) -> Tensor:
     return view(res, shape)
 
 
+@signature("linalg_vecdot(Tensor x, Tensor y, *, int64_t dim=-1, Tensor out=None)")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``sum(x * y, dim)`` (grad_fn ``SumBackward1``).
 

@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from .signature import signature
 from .. import _dtype
 from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
-from . import shape as _shape
+from . import checks, shape as _shape
 from ..autograd.graph import SavedTensor
 from ._core import (NotImplementedBackward, check_not_freed, is_tensor, node_of, record, save_value,
                     unary, view_of_view_message, view_result)
@@ -311,9 +312,11 @@ class IndexPutBackward0(ShapeNode):
         return [_index_put(t_self, self.region.key, t_values, self.accumulate)]
 
 
-def _index_put(input: Tensor, key: tuple, values: Tensor, accumulate: bool = False) -> Tensor:
+def _index_put(input: Tensor, key: tuple, values: Tensor, accumulate: bool = False,
+               check_dtype: bool = False) -> Tensor:
     """Out-of-place ``index_put``: a copy of ``input`` with ``values`` written (or added) at
-    ``key``."""
+    ``key``; ``check_dtype``: refuse, after the shape check as torch's ``x[idx] = v`` does, a
+    tensor ``values`` of another dtype."""
     data = input._data
     out = data.copy()
     target_shape = data[key].shape
@@ -326,6 +329,10 @@ def _index_put(input: Tensor, key: tuple, values: Tensor, accumulate: bool = Fal
         raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(vals.shape)} "
                            "cannot be broadcast to indexing result of shape "
                            f"{_shape_str(target_shape)}") from None
+    if check_dtype and vals.dtype != data.dtype:
+        raise RuntimeError("Index put requires the source and destination dtypes match, got "
+                           f"{_dtype_name(data)} for the destination and {_dtype_name(vals)} "
+                           "for the source.")
     if accumulate:
         np.add.at(out, key, vals.astype(data.dtype, copy=False))
     else:
@@ -341,6 +348,8 @@ def _index_put(input: Tensor, key: tuple, values: Tensor, accumulate: bool = Fal
     return res
 
 
+@signature("index_put(Tensor input, c10::List<::std::optional<Tensor>> indices, Tensor values, "
+           "bool accumulate=False, *, Tensor out=None)")
 def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` at ``input[indices]`` (added when ``accumulate``).
 
@@ -448,7 +457,7 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
         from .inplace import apply_inplace
 
         key = _advanced_key(target._data.ndim, advanced)
-        apply_inplace(target, _index_put, key, value)
+        apply_inplace(target, _index_put, key, value, check_dtype=not is_number)
         return
     if is_number and target is input:
         fill_(input, value)
@@ -490,10 +499,48 @@ def _index_tensor(index: Any) -> Tensor:
     return index if is_tensor(index) else wrap(np.asarray(index), 0)
 
 
+def _scatter_checks(data: np.ndarray, dim: int, index: Any, src: Any) -> None:
+    """torch's scatter-family checks, in its order (Note [Checks before NumPy] in checks.py):
+    the dim, the dtypes, then, unless the index is empty, ranks and sizes (a 0-dim tensor
+    counts as one dimension of size 1); out-of-range index values come later."""
+    nd = data.ndim
+    wrap_dim(dim, nd)
+    idx = _index_tensor(index)._data
+    if idx.dtype != np.int64 and idx.dtype != np.int32:
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    src_data = src._data if is_tensor(src) else None
+    if src_data is not None and src_data.dtype != data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if idx.size == 0:
+        return
+    if max(idx.ndim, 1) != max(nd, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    # torch compares the sizes with self's, then with src's (reading ``src.size(k)``, which
+    # can raise), and only then checks src's rank before reporting a size that was too big
+    d = dim + max(nd, 1) if dim < 0 else dim
+    idx_shape = idx.shape or (1,)
+    self_shape = data.shape or (1,)
+    wrong = any(k != d and idx_shape[k] > self_shape[k] for k in range(len(idx_shape)))
+    if not wrong and src_data is not None:
+        for k in range(len(idx_shape)):
+            if idx_shape[k] > (checks.size_at(src_data.shape, k) if src_data.ndim else 1):
+                wrong = True
+                break
+    if src_data is not None and max(src_data.ndim, 1) != max(idx.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if wrong:
+        src_part = "" if src_data is None else (
+            f" and to be no larger size than src {_shape_str(src_data.shape)}")
+        raise RuntimeError(f"Expected index {_shape_str(idx.shape)} to be no larger than self "
+                           f"{_shape_str(data.shape)} apart from dimension {d}{src_part}")
+
+
 def _scatter_operands(input: Tensor, index: Any, src: Any) -> tuple:
     """Index and src arrays as scatter reads them: a 0-dim one is one element of every dim."""
     index = _index_tensor(index)
     nd = input._data.ndim
+    if index._data.size == 0 and index._data.ndim != max(nd, 1):  # torch skips its rank checks
+        index = wrap(np.zeros((0,) * max(nd, 1), dtype=index._data.dtype), 0)
     if nd and index._data.ndim == 0:
         index = wrap(index._data.reshape((1,) * nd), 0)
     src_data = src._data if is_tensor(src) else None
@@ -539,6 +586,8 @@ def _scatter_key(data: np.ndarray, dim: int, index: Any, src_shape: Any, name: s
 
 def _src_block(src: np.ndarray, index: Tensor) -> np.ndarray:
     """The leading block of ``src`` that the index covers (torch reads no more of it)."""
+    if index._data.size == 0:  # nothing is read, whatever src's rank
+        return np.empty(index._data.shape, dtype=src.dtype)
     return src[tuple(slice(0, s) for s in index._data.shape)] if src.ndim else src
 
 
@@ -579,6 +628,12 @@ class ScatterBackward1(_ScatterNode):
         return scatter(grad, self.dim, self.index, 0.0),
 
 
+@signature("scatter(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)",
+           "scatter(Tensor input, int64_t dim, Tensor index, Tensor src, *, "
+           "c10::string_view reduce, Tensor out=None)",
+           "scatter(Tensor input, int64_t dim, Tensor index, Scalar value, *, Tensor out=None)",
+           "scatter(Tensor input, int64_t dim, Tensor index, Scalar value, *, "
+           "c10::string_view reduce, Tensor out=None)")
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
             reduce: Any = None) -> Tensor:
     """A copy of ``input`` with ``src`` (or a number) written where ``index`` points along ``dim``.
@@ -590,6 +645,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
     if src is None:
         src = value
     data = input._data
+    _scatter_checks(data, dim, index, src)
     index, src_data = _scatter_operands(input, index, src)
     if reduce is not None:
         return _scatter_reduce_legacy(input, dim, index, src, reduce)
@@ -667,6 +723,7 @@ def _record_add_into(cls: type, input: Tensor, src: Tensor, key: tuple, alpha: A
     return res
 
 
+@signature("scatter_add(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)")
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src`` added where ``index`` points (repeats add up).
 
@@ -675,9 +732,8 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     tensor([0., 2., 0.])
     """
     data = input._data
+    _scatter_checks(data, dim, index, src)
     index, src_data = _scatter_operands(input, index, src)
-    if src_data.dtype != data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _, key = _scatter_key(data, dim, index, src_data.shape, "scatter_add",
                           src._data.shape)
     return _record_add_into(_shape.ScatterAddBackward0, input, src, key, 1,
@@ -714,6 +770,8 @@ def _dim_key(data: np.ndarray, d: int, idx: np.ndarray) -> tuple:
     return (slice(None),) * d + (idx,) if data.ndim else ()
 
 
+@signature("index_add(Tensor input, int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+           "Tensor out=None)")
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` slices added at ``index`` along ``dim``.
 
@@ -774,6 +832,8 @@ class IndexCopyBackward0(_IndexDimNode):
         return g_self, g_src
 
 
+@signature("index_copy(Tensor input, int64_t dim, Tensor index, Tensor source, *, "
+           "Tensor out=None)")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` whose slices at ``index`` along ``dim`` are ``source``'s.
 
@@ -845,6 +905,8 @@ class IndexFillBackward1(_IndexDimNode):
         return g_self, g_value
 
 
+@signature("index_fill(Tensor input, int64_t dim, Tensor index, Tensor value)",
+           "index_fill(Tensor input, int64_t dim, Tensor index, Scalar value)")
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """A copy of ``input`` with the slices at ``index`` along ``dim`` set to ``value``.
 
@@ -895,6 +957,7 @@ class MaskedSelectBackward0(_shape._TakeNode):
         return _shape._sum_to(placed, self.self_sizes),
 
 
+@signature("masked_select(Tensor input, Tensor mask, *, Tensor out=None)")
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements where ``mask`` (broadcast with ``input``) is True, as a new 1-D tensor.
 
@@ -926,6 +989,7 @@ class TakeBackward0(_shape._TakeNode):
 MaskedSelectBackward0.inverse = TakeBackward0.inverse = _shape.IndexPutImplBackward0
 
 
+@signature("take(Tensor input, Tensor index, *, Tensor out=None)")
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Elements of the flattened ``input`` at ``index`` (negative counts from the end).
 
@@ -949,6 +1013,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return _shape._take_forward(TakeBackward0, input, Region(key, accumulate=True))
 
 
+@signature("take_along_dim(Tensor input, Tensor indices, int64_t? dim=None, *, Tensor out=None)")
 def take_along_dim(input: Tensor, indices: Tensor, dim: Any = None) -> Tensor:
     """``gather`` with ``input`` and ``indices`` broadcast against each other (but for ``dim``).
 
@@ -1047,6 +1112,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return res
 
 
+@signature("one_hot(Tensor input, int64_t num_classes=-1)")
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 classes to int64 one-hot rows along a new last dim (``num_classes=-1``: max + 1).
 
@@ -1091,6 +1157,7 @@ class MaskedScatterBackward0(ShapeNode):
         return g_self, g_source
 
 
+@signature("masked_scatter(Tensor input, Tensor mask, Tensor source, *, Tensor out=None)")
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s elements, in order, where ``mask`` is True.
 
@@ -1200,6 +1267,8 @@ class ScatterReduceBackward0(ShapeNode):
                 g_src if self.next_functions[1][0] is not None else None)
 
 
+@signature("scatter_reduce(Tensor input, int64_t dim, Tensor index, Tensor src, "
+           "c10::string_view reduce, *, bool include_self=True, Tensor out=None)")
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """Reduce ``src`` into a copy of ``input`` where ``index`` points: sum, prod, mean, amax, amin.
@@ -1211,13 +1280,14 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     >>> x.scatter_reduce(0, npgrad.tensor([0, 0, 1]), npgrad.tensor([4., 2., 3.]), "amax")
     tensor([4., 5.])
     """
+    data = input._data
+    _scatter_checks(data, dim, index, src)
     if reduce not in _REDUCE_UFUNCS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    data = input._data
+    if reduce == "mean":
+        checks.not_implemented_for("scatter_gather_tensor_cpu_reduce_mean", data.dtype, "b")
     index, src_data = _scatter_operands(input, index, src)
-    if src_data.dtype != data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d, key = _scatter_key(data, dim, index, src_data.shape, "scatter_reduce", src._data.shape)
     values = _src_block(src_data, index)
     out = data.copy()

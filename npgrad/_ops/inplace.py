@@ -23,11 +23,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .signature import signature
 from .. import _dtype
 from .._forward import (FW, flush as flush_tangents, has_tangent, install, new_tangent,
                         share_tangent, tangent_of, write_tangent)
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import INFERENCE_COUNTER, Tensor, _make, bump_version, version_counter
+from .._vmap_mode import VMAP, check_inplace as check_vmap_inplace
 from ..autograd.graph import SavedTensor
 from . import pointwise as pw
 from ._core import as_array, binary_arrays, requires_grad, view_of_view_message
@@ -207,6 +209,11 @@ def overwrite_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> 
 
 def _apply_inplace(self: Tensor, op: Callable, args: tuple, kwargs: dict,
                    check_memory: bool, write_where: Any = None) -> Tensor:
+    # the in-place op has checked its arguments; run the out-of-place body unchecked (it may
+    # take npgrad's own keywords): Note [Methods call the ops unchecked] in npgrad._tensor
+    op = getattr(op, "__wrapped__", op)
+    if VMAP.depth:
+        check_vmap_inplace(self, args, getattr(op, "__name__", "") + "_")
     mode = _tls.mode
     if refuses_inference_write(self, mode):
         write_then_refuse(self, op, args, kwargs, check_memory, write_where)
@@ -271,6 +278,8 @@ def adopt_result(self: Tensor, old: Tensor, res: Tensor) -> None:
 
 def _fast_ufunc(self: Tensor, ufunc: Any, other: Any) -> Tensor | None:
     """Grad-free in-place arithmetic written straight into the storage."""
+    if VMAP.depth:
+        check_vmap_inplace(self, (other,), ufunc.__name__)
     mode = _tls.mode
     if (mode == RECORDING and (self._requires_grad or requires_grad(other))) \
             or refuses_inference_write(self, mode) or FW.active:
@@ -358,6 +367,7 @@ def tanh_(self: Tensor) -> Tensor:
     return apply_inplace(self, pw.tanh)
 
 
+@signature("relu_(Tensor input)")
 def relu_(self: Tensor) -> Tensor:
     return apply_inplace(self, pw.relu)
 
@@ -453,6 +463,8 @@ def _copied(input: Tensor, src: Any) -> Tensor:
 
 
 def copy_(self: Tensor, src: Any) -> Tensor:
+    if VMAP.depth:
+        check_vmap_inplace(self, (src,))
     mode = _tls.mode
     if refuses_inference_write(self, mode):
         write_then_refuse(self, _copied, (src,), {})

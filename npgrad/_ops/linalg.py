@@ -19,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from .signature import signature
 from .. import _bfloat16, _dtype
 from .._forward import FW
 from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
+from . import checks
 from ._core import BinaryNode, Node, SavedTensor, binary, node_of, record, saved
 from ._shape_util import broadcast_shapes
 from .shape import (contiguous, expand, reshape, squeeze, squeeze_fresh_, t, unsafe_view,
@@ -91,7 +93,7 @@ def _check_dot(s1: tuple, s2: tuple, d1: np.dtype, d2: np.dtype) -> None:
     _not_implemented_for_bool("dot", d1)
 
 
-def _check_bmm(s1: tuple, s2: tuple, d1: np.dtype, d2: np.dtype) -> None:
+def _check_bmm(s1: tuple, s2: tuple, d1: np.dtype, d2: np.dtype, kernel: str = "bmm") -> None:
     if len(s1) != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if len(s2) != 3:
@@ -101,7 +103,7 @@ def _check_bmm(s1: tuple, s2: tuple, d1: np.dtype, d2: np.dtype) -> None:
                            f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}].")
     if d1 != d2:
         raise RuntimeError(f"expected scalar type {_scalar(d1)} but found {_scalar(d2)}")
-    _not_implemented_for_bool("bmm", d1)
+    _not_implemented_for_bool(kernel, d1)
 
 
 # -- dot / mv / mm / bmm -------------------------------------------------------------------
@@ -150,6 +152,7 @@ def _matmul_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.matmul(a, b)
 
 
+@signature("dot(Tensor input, Tensor tensor, *, Tensor out=None)")
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of one dtype (grad_fn ``DotBackward0``).
 
@@ -177,6 +180,7 @@ class MvBackward0(_ProductNode):
         return ga, gb
 
 
+@signature("mv(Tensor input, Tensor vec, *, Tensor out=None)")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix times vector (grad_fn ``MvBackward0``)."""
     a, b = input._data, vec._data
@@ -184,8 +188,44 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return binary(MvBackward0, input, vec, _matmul_np(a, b))
 
 
+# Note [Matrix gradients in their input's layout]
+# As torch's mm backward, a gradient for a column-major input (``weight.t()``, the
+# ``mat2`` of every ``nn.Linear``) is computed as the transpose of a row-major
+# product, ``(grad^T @ mat1)^T`` instead of ``mat1^T @ grad``: the same sums, and the
+# gradient arrives at the weight (through TBackward0) row-major, as the weight is, so
+# AccumulateGrad's private copy of it is a plain contiguous copy, not a transposing
+# one (which cost ~10x more for a 784x256 weight).  The nodes keep the inputs'
+# strides, in elements, as torch's do (``_saved_mat2_sym_strides``).
+
+def _elem_strides(a: np.ndarray) -> tuple:
+    size = a.itemsize
+    return tuple(s // size for s in a.strides)
+
+
+def _column_major(strides: tuple, rows: int) -> bool:
+    """torch's test for a column-major matrix: unit row stride, columns ``rows`` apart."""
+    return strides[0] == 1 and strides[1] == rows
+
+
+def _mat1_grad(grad: Tensor, mat2: Tensor, mat1_strides: tuple) -> Tensor:
+    if _column_major(mat1_strides, grad._data.shape[0]):
+        return mm(mat2, grad.mT).mT
+    return mm(grad, mat2.mT)
+
+
+def _mat2_grad(grad: Tensor, mat1: Tensor, mat2_strides: tuple) -> Tensor:
+    if _column_major(mat2_strides, mat1._data.shape[1]):
+        return mm(grad.mT, mat1).mT
+    return mm(mat1.mT, grad)
+
+
 class MmBackward0(_ProductNode):
-    __slots__ = ()
+    __slots__ = ("self_sym_strides", "mat2_sym_strides")
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:
+        _ProductNode.save(self, a, b, result)
+        self.self_sym_strides = _elem_strides(a._data)
+        self.mat2_sym_strides = _elem_strides(b._data)
 
     def product(self, a: Tensor, b: Tensor) -> Tensor:
         return mm(a, b)
@@ -193,12 +233,14 @@ class MmBackward0(_ProductNode):
     def backward(self, grad: Tensor) -> tuple:
         ga = gb = None
         if self.next_functions[0][0] is not None:
-            ga = mm(grad, saved(self, "other").mT)
+            ga = _mat1_grad(grad, saved(self, "other"), self.self_sym_strides)
         if self.next_functions[1][0] is not None:
-            gb = mm(saved(self, "self_").mT, grad)
+            gb = _mat2_grad(grad, saved(self, "self_"), self.mat2_sym_strides)
         return ga, gb
 
 
+@signature("mm(Tensor input, Tensor mat2, *, Tensor out=None)",
+           "mm(Tensor input, Tensor mat2, ScalarType out_dtype, *, Tensor out=None)")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix product of two 2-D tensors of one dtype (grad_fn ``MmBackward0``).
 
@@ -208,6 +250,10 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
             [3.]])
     """
     a, b = input._data, mat2._data
+    if type(a) is not np.ndarray:  # a sparse matrix (Note [Sparse COO tensors])
+        from . import sparse
+
+        return sparse.mm(input, mat2)
     _check_mm(a.shape, b.shape, a.dtype, b.dtype)
     return binary(MmBackward0, input, mat2, _matmul_np(a, b))
 
@@ -227,6 +273,8 @@ class BmmBackward0(_ProductNode):
         return ga, gb
 
 
+@signature("bmm(Tensor input, Tensor mat2, *, Tensor out=None)",
+           "bmm(Tensor input, Tensor mat2, ScalarType out_dtype, *, Tensor out=None)")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of two 3-D tensors (grad_fn ``BmmBackward0``)."""
     a, b = input._data, mat2._data
@@ -239,7 +287,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 class AddmmBackward0(Node):
     """``beta * self + alpha * (mat1 @ mat2)``; inputs (self, mat1, mat2)."""
 
-    __slots__ = ("mat1", "mat2", "alpha", "beta")
+    __slots__ = ("mat1", "mat2", "alpha", "beta", "mat1_sym_strides", "mat2_sym_strides")
     _saved_fields = ("mat1", "mat2")
 
     def backward(self, grad: Tensor) -> tuple:
@@ -247,11 +295,11 @@ class AddmmBackward0(Node):
         gs = g1 = g2 = None
         if self.next_functions[0][0] is not None:
             gs = grad if beta == 1 else grad * beta
-        if self.next_functions[1][0] is not None:
-            g1 = mm(grad, saved(self, "mat2").mT)
+        if self.next_functions[1][0] is not None:  # Note [Matrix gradients in their input's layout]
+            g1 = _mat1_grad(grad, saved(self, "mat2"), self.mat1_sym_strides)
             g1 = g1 if alpha == 1 else g1 * alpha
         if self.next_functions[2][0] is not None:
-            g2 = mm(saved(self, "mat1").mT, grad)
+            g2 = _mat2_grad(grad, saved(self, "mat1"), self.mat2_sym_strides)
             g2 = g2 if alpha == 1 else g2 * alpha
         return gs, g1, g2
 
@@ -273,21 +321,13 @@ class AddmmBackward0(Node):
 
 def _expand_error(self_shape: tuple, target: tuple, d: np.dtype) -> None:
     """torch's message when ``self`` of addmm cannot broadcast to the product's shape."""
-    if len(self_shape) > len(target):
-        sizes = ", ".join(map(str, self_shape))
-        raise RuntimeError(f"expand(torch.{_dtype.from_np(d).legacy_type}{{[{sizes}]}}, "
-                           f"size=[{', '.join(map(str, target))}]): the number of sizes provided "
-                           f"({len(target)}) must be greater or equal to the number of dimensions "
-                           f"in the tensor ({len(self_shape)})")
-    lead = len(target) - len(self_shape)
-    for i, s in enumerate(self_shape):
-        if s != 1 and s != target[lead + i]:
-            raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must match "
-                               f"the existing size ({s}) at non-singleton dimension {lead + i}.  "
-                               f"Target sizes: [{', '.join(map(str, target))}].  Tensor sizes: "
-                               f"[{', '.join(map(str, self_shape))}]")
+    checks.check_expandable(self_shape, target, d)
 
 
+@signature("addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor out=None)",
+           "addmm(Tensor input, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, "
+           "Scalar beta=1, Scalar alpha=1, Tensor out=None)")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
           alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (grad_fn ``AddmmBackward0``); nn.Linear's op.
@@ -297,16 +337,17 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
     tensor([[3., 3.]])
     """
     s, a, b = input._data, mat1._data, mat2._data
+    # torch's order (Note [Checks before NumPy]): the dtypes, then the ranks, then the sizes
+    if s.dtype != b.dtype:
+        raise RuntimeError("self and mat2 must have the same dtype, but got "
+                           f"{_scalar(s.dtype)} and {_scalar(b.dtype)}")
+    if a.dtype != b.dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                           f"{_scalar(a.dtype)} and {_scalar(b.dtype)}")
     if a.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {a.ndim}-D tensor")
     if b.ndim != 2:
         raise RuntimeError(f"mat2 must be a matrix, got {b.ndim}-D tensor")
-    if a.dtype != b.dtype:
-        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
-                           f"{_scalar(a.dtype)} and {_scalar(b.dtype)}")
-    if s.dtype != b.dtype:
-        raise RuntimeError("self and mat2 must have the same dtype, but got "
-                           f"{_scalar(s.dtype)} and {_scalar(b.dtype)}")
     if a.shape[1] != b.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
                            f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
@@ -331,9 +372,12 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,
         node.alpha, node.beta = alpha, beta
         node.mat1 = SavedTensor(mat1) if node.next_functions[2][0] is not None else None
         node.mat2 = SavedTensor(mat2) if node.next_functions[1][0] is not None else None
+        node.mat1_sym_strides = _elem_strides(mat1._data)
+        node.mat2_sym_strides = _elem_strides(mat2._data)
     return res
 
 
+@signature("outer(Tensor input, Tensor vec2, *, Tensor out=None)")
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2`` (grad_fn ``MulBackward0``)."""
     from .pointwise import mul
@@ -447,6 +491,7 @@ def _plan(t1: _Operand, t2: _Operand) -> str:
     return "bmm"
 
 
+@signature("matmul(Tensor input, Tensor other, *, Tensor out=None)")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy's rank rules; grad_fn as torch's (Note [How matmul is recorded]).
 
@@ -554,6 +599,10 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
     shape = broadcast_shapes(a.shape, b.shape)
+    da, db = input._data.dtype, other._data.dtype
+    _not_implemented_for_bool("cross", da)
+    if da != db:  # torch computes in the first input's dtype and refuses others
+        raise RuntimeError(f"expected scalar type {_scalar(da)} but found {_scalar(db)}")
     a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     out = _np_cross(a, b, d)
     res = binary(LinalgCrossBackward0, input, other, np.asarray(out, order="C"))
@@ -563,6 +612,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return res
 
 
+@signature("cross(Tensor input, Tensor other, int64_t? dim=None, *, Tensor out=None)")
 def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
     """torch.cross: :func:`linalg_cross`; without ``dim``, the first dimension of size 3
     (deprecated in torch, which warns).
@@ -678,6 +728,8 @@ def _add_product(cls: type, input: Tensor, a: Tensor, b: Tensor, prod: np.ndarra
     return res
 
 
+@signature("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor out=None)")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``; AddmvBackward0.
 
@@ -685,14 +737,22 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     >>> npgrad.addmv(npgrad.ones(2), npgrad.ones(2, 3), npgrad.ones(3))
     tensor([4., 4.])
     """
-    m, v = mat._data, vec._data
-    if m.ndim != 2 or v.ndim != 1 or m.shape[1] != v.shape[0] or input._data.ndim > 1 or (
-            input._data.ndim == 1 and input._data.shape[0] not in (1, m.shape[0])):
-        raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, input._data.shape))}), "
+    s, m, v = input._data, mat._data, vec._data
+    # torch's order (Note [Checks before NumPy]): the ranks, the sizes, the dtypes, the kernel
+    if m.ndim != 2 or v.ndim != 1 or s.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {s.ndim}, {m.ndim}, {v.ndim}")
+    if m.shape[1] != v.shape[0] or (s.ndim == 1 and s.shape[0] not in (1, m.shape[0])):
+        raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, s.shape))}), "
                            f"mat ({'x'.join(map(str, m.shape))}), vec ({v.shape[0]})")
+    if not s.dtype == m.dtype == v.dtype:
+        raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                           f"{_scalar(s.dtype)}, {_scalar(m.dtype)}, and {_scalar(v.dtype)}")
+    _not_implemented_for_bool("addmv_impl_cpu", m.dtype)
     return _add_product(AddmvBackward0, input, mat, vec, np.matmul(m, v), beta, alpha)
 
 
+@signature("addr(Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor out=None)")
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; AddrBackward0.
 
@@ -708,6 +768,10 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
                         beta, alpha)
 
 
+@signature("baddbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
+           "Scalar alpha=1, Tensor out=None)",
+           "baddbmm(Tensor input, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, "
+           "Scalar beta=1, Scalar alpha=1, Tensor out=None)")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
             alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``; BaddbmmBackward0.
@@ -716,11 +780,20 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
     >>> npgrad.baddbmm(npgrad.zeros(1, 1, 1), npgrad.ones(1, 1, 2), npgrad.ones(1, 2, 1))
     tensor([[[2.]]])
     """
-    a, b = batch1._data, batch2._data
-    _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
+    s, a, b = input._data, batch1._data, batch2._data
+    # torch's order (Note [Checks before NumPy]): ``input`` is expanded to the product's shape
+    # (read with ``size``) and its dtype compared before the batches are checked
+    target = (checks.size_at(a.shape, 0), checks.size_at(a.shape, 1), checks.size_at(b.shape, 2))
+    checks.check_expandable(s.shape, target, s.dtype)
+    if s.dtype != a.dtype:
+        raise RuntimeError("Input dtypes must be the same, got: " + checks.same_dtype_message(
+            ("input", "batch1", "batch2"), (s.dtype, a.dtype, b.dtype)))
+    _check_bmm(a.shape, b.shape, a.dtype, b.dtype, "baddbmm")
     return _add_product(BaddbmmBackward0, input, batch1, batch2, np.matmul(a, b), beta, alpha)
 
 
+@signature("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor out=None)")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum(bmm(batch1, batch2), 0)``; AddbmmBackward0.
@@ -729,7 +802,32 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
     >>> npgrad.addbmm(npgrad.zeros(1, 1), npgrad.ones(2, 1, 2), npgrad.ones(2, 2, 1))
     tensor([[4.]])
     """
-    a, b = batch1._data, batch2._data
-    _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
+    s, a, b = input._data, batch1._data, batch2._data
+    # torch's order (Note [Checks before NumPy]): ``input`` is expanded to the product's shape
+    # first, then the batches are checked, then each batch's ``addmm`` checks the dtypes; when
+    # it records, torch's autograd reads ``batch1.size(0)`` (kept for the backward) before all
+    if _tls.mode == RECORDING and (input._requires_grad or batch1._requires_grad
+                                   or batch2._requires_grad):
+        checks.size_at(a.shape, 0)
+    checks.check_expandable(s.shape, (checks.size_at(a.shape, 1), checks.size_at(b.shape, 2)),
+                            s.dtype)
+    if a.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError("batch1 and batch2 must have same number of batches, got "
+                           f"{a.shape[0]} and {b.shape[0]}")
+    if a.shape[2] != b.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({a.shape[1]}x{a.shape[2]} and "
+                           f"{b.shape[1]}x{b.shape[2]})")
+    if a.shape[0] > 0:
+        if s.dtype != b.dtype:
+            raise RuntimeError("self and mat2 must have the same dtype, but got "
+                               f"{_scalar(s.dtype)} and {_scalar(b.dtype)}")
+        if a.dtype != b.dtype:
+            raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                               f"{_scalar(a.dtype)} and {_scalar(b.dtype)}")
+        _not_implemented_for_bool("addmm_impl_cpu_", a.dtype)
     return _add_product(AddbmmBackward0, input, batch1, batch2, np.matmul(a, b).sum(0), beta,
                         alpha)

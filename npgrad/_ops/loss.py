@@ -14,8 +14,14 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from . import checks
+from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ._core import Node, SavedTensor, UnaryNode, node_of, record, saved, unary
+from ._shape_util import broadcast_shapes
+from .pointwise import masked_fill
+from .reduction import log_softmax, sum as sum_
+from .shape import reshape, view
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -268,6 +274,20 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          "size.")
     _reduction_check(reduction)
     x, t = input._data, target._data
+    # torch's order (Note [Checks before NumPy] in checks.py): the weight's broadcast, the
+    # dtypes, the kernel's dtype, then the values
+    if weight is not None:
+        ws, lead = weight._data.shape, len(t.shape) - len(weight._data.shape)
+        for i in range(len(ws) - 1, -1, -1):
+            if lead < 0 or (ws[i] != 1 and ws[i] != t.shape[lead + i]):
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {ws[i]} at "
+                                   f"{i - len(ws)}! Mismatching argument at index 1 had "
+                                   f"{weight.shape}; but expected shape should be broadcastable "
+                                   f"to [{', '.join(map(str, t.shape))}]")
+    if t.dtype != x.dtype:
+        raise RuntimeError(f"Found dtype {checks.scalar_name(t.dtype)} but expected "
+                           f"{checks.scalar_name(x.dtype)}")
+    checks.not_implemented_for("binary_cross_entropy", x.dtype, "biu")
     if np.any((x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if np.any((t < 0) | (t > 1)):
@@ -322,6 +342,19 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                          f"({input.shape})")
     _reduction_check(reduction)
     x, t = input._data, target._data
+    # torch's checks (Note [Checks before NumPy] in checks.py): the input's kernel, then the
+    # arithmetic on ``target`` (``1 - target``, a result in target's dtype), then the shapes
+    checks.not_implemented_for("log_sigmoid_cpu", x.dtype, "biu")
+    if t.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if t.dtype.kind in "iu":
+        raise RuntimeError(f"result type {checks.scalar_name(x.dtype)} can't be cast to the "
+                           f"desired output type {checks.scalar_name(t.dtype)}")
+    if pos_weight is not None:
+        broadcast_shapes(pos_weight._data.shape, t.shape)
+    if weight is not None:
+        broadcast_shapes(x.shape, weight._data.shape)
     softplus_neg = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
     if pos_weight is not None:
         lw = (pos_weight._data - 1) * t + 1
@@ -330,7 +363,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         loss = (1 - t) * x + softplus_neg
     if weight is not None:
         loss = loss * weight._data
-    loss = np.asarray(loss).astype(x.dtype, copy=False)
+    loss = np.asarray(loss).astype(t.dtype, copy=False)  # torch's result has target's dtype
     return _pair_loss(BinaryCrossEntropyWithLogitsBackward0, input, target,
                       _reduce_np(loss, reduction), reduction, weight=weight,
                       pos_weight=pos_weight)
@@ -345,14 +378,24 @@ class NllLossBackward0(Node):
     _saved_fields = ("target",)
 
     def backward(self, grad: Tensor) -> tuple:
-        from .._mode import _tls
-
         target = saved(self, "target")._data
         in_shape = self.in_shape
         classes = in_shape[1] if len(in_shape) > 1 else in_shape[0]
         dt = grad._data.dtype
-        w = self.weight if self.weight is not None else np.ones(classes, dtype=dt)
         flat_target = target.reshape(-1)
+        if self.weight is None and len(in_shape) <= 2 and _all_plain_classes(
+                flat_target, classes, self.ignore_index):  # Note [Class-index NLL without weights]
+            coeff = -np.ones(1, dtype=dt)
+            if self.reduction == "mean":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    coeff = coeff / self.total_weight
+            one_hot = np.zeros((flat_target.size, classes), dtype=dt)
+            one_hot[np.arange(flat_target.size), flat_target] = coeff.astype(dt)
+            scatter_t = wrap(one_hot.reshape(in_shape), _tls.mode)
+            if self.reduction == "none" and len(in_shape) > 1:
+                return grad.unsqueeze(1) * scatter_t,
+            return grad * scatter_t,
+        w = self.weight if self.weight is not None else np.ones(classes, dtype=dt)
         valid = flat_target != self.ignore_index
         safe = np.where(valid, flat_target, 0)
         coeff = -w[safe]
@@ -386,20 +429,37 @@ def _shape_list(shape: tuple) -> str:
 
 
 def _nll_checks(x: np.ndarray, t: np.ndarray) -> None:
-    if t.dtype.kind not in "iu":
-        raise RuntimeError("expected scalar type Long but found "
+    """torch's order (Note [Checks before NumPy] in checks.py): the ranks and batch sizes,
+    then the target's dtype, then the input's kernel."""
+    _nll_shape_checks(x, t)
+    if t.dtype != np.int64 and t.dtype != np.uint8:
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
                            + _dtype.from_np(t.dtype).scalar_name)
+    checks.not_implemented_for("nll_loss_out_frame" if x.ndim <= 2 else
+                               "nll_loss2d_forward_out_frame", x.dtype, "biu")
+
+
+def _nll_shape_checks(x: np.ndarray, t: np.ndarray) -> None:
     if x.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
-    if x.ndim == 1:
-        if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != 1):
-            raise ValueError(f"Expected input batch_size (1) to match target batch_size "
-                             f"({t.shape[0] if t.ndim else 1}).")
-        return
-    if t.ndim == 0 or x.shape[0] != t.shape[0]:
+    if x.ndim == 1 and t.ndim == 1:
+        if t.shape[0] != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{t.shape[0]}")
+    elif x.ndim != 1 and x.shape[0] != (t.shape[0] if t.ndim else 0):
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
                          f"batch_size ({t.shape[0] if t.ndim else 0}).")
-    if x.ndim > 2 and t.shape[1:] != x.shape[2:]:
+    if x.ndim <= 2:
+        if t.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif x.ndim == 4:  # the 2-d kernel's own checks
+        if t.ndim != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {t.ndim}")
+        if t.shape != (x.shape[0],) + x.shape[2:]:
+            raise RuntimeError(f"size mismatch (got input: {_shape_list(x.shape)} , target: "
+                               f"{_shape_list(t.shape)}")
+    elif t.shape[1:] != x.shape[2:]:
         raise RuntimeError(f"Expected target size {_shape_list((x.shape[0],) + x.shape[2:])}, "
                            f"got {_shape_list(t.shape)}")
 
@@ -409,10 +469,14 @@ def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore
     x, t = input._data, target._data
     if x.ndim == 1:
         classes_last = x.reshape(1, -1)
+    elif x.ndim == 2:
+        classes_last = x
     else:
         classes_last = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
     flat_t = t.reshape(-1)
     classes = classes_last.shape[1]
+    if weight is None and x.ndim <= 2 and _all_plain_classes(flat_t, classes, ignore_index):
+        return _nll_unweighted(cls, input, target, classes_last, flat_t, ignore_index, reduction)
     valid = flat_t != ignore_index
     bad = valid & ((flat_t < 0) | (flat_t >= classes))
     if np.any(bad):
@@ -446,12 +510,47 @@ def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore
     return res
 
 
+# Note [Class-index NLL without weights]
+# The common case -- no class weights, a 1-D or 2-D input (classes already last), every
+# target a class in range and none equal to ``ignore_index`` -- skips the general
+# formula's masks and gathers: its factors are all one, so ``-x[n, t[n]] * 1`` is
+# ``-x[n, t[n]]``, the total weight is the count, and the backward's coefficients are
+# one value, bit for bit the general path's results.
+
+def _all_plain_classes(flat_t: np.ndarray, classes: int, ignore_index: int) -> bool:
+    if not flat_t.size:
+        return False
+    lo, hi = flat_t.min(), flat_t.max()
+    return 0 <= lo and hi < classes and not lo <= ignore_index <= hi
+
+
+def _nll_unweighted(cls: type, input: Tensor, target: Tensor, classes_last: np.ndarray,
+                    flat_t: np.ndarray, ignore_index: int, reduction: str) -> Tensor:
+    x, t = input._data, target._data
+    picked = -classes_last[np.arange(flat_t.size), flat_t]
+    total_weight = np.ones(flat_t.size, dtype=x.dtype).sum()
+    if reduction == "none":
+        out = picked.reshape(t.shape)
+    elif reduction == "sum":
+        out = picked.sum()
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = picked.sum() / total_weight
+    res, node = record(cls, (input,), np.asarray(out, dtype=x.dtype))
+    if node is not None:
+        node.target = SavedTensor(target)
+        node.weight = None
+        node.reduction = reduction
+        node.ignore_index = ignore_index
+        node.total_weight = total_weight
+        node.in_shape = x.shape
+    return res
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
              ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices (grad_fn ``NllLossBackward0``, or
     ``NllLoss2DBackward0`` for inputs with spatial dims)."""
-    from .shape import view
-
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _reduction_check(reduction)
     x, t = input._data, target._data
@@ -494,10 +593,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     >>> torch.nn.functional.cross_entropy(torch.zeros(1, 2), torch.tensor([0]))
     tensor(0.6931)
     """
-    from .reduction import log_softmax, sum as sum_
-    from .pointwise import masked_fill
-    from .shape import reshape
-
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _reduction_check(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -576,6 +671,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
                       "'batchmean' in the next major release.", UserWarning, stacklevel=2)
     inner = "sum" if reduction == "batchmean" else reduction
     _reduction_check(inner)
+    if input._data.dtype.kind in "biu" or target._data.dtype.kind in "biu":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = exp(target) * (target - input)
     else:

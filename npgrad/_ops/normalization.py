@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, bump_version, wrap
+from . import checks
 from ._core import Node, SavedTensor, record, saved
 
 
@@ -84,6 +85,46 @@ def _size(shape: tuple) -> str:
     return "torch.Size([" + ", ".join(str(s) for s in shape) + "])"
 
 
+def _batch_norm_checks(x: np.ndarray, running_mean: Tensor | None, running_var: Tensor | None,
+                       weight: Tensor | None, bias: Tensor | None, training: bool) -> None:
+    """torch's checks of ``batch_norm``, in its order (Note [Checks before NumPy] in checks.py).
+
+    The dtype rules are those of torch's CPU kernel: an int/bool input has no kernel; a
+    half/bfloat16 input may take float32 parameters ("mixed type", decided by the first
+    parameter given); otherwise every tensor must have the input's dtype."""
+    if training:
+        if x.ndim == 0:
+            raise IndexError("tuple index out of range")
+        if x.shape[0] * math.prod(x.shape[2:]) == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {_size(x.shape)}")
+    if (running_mean is None) != (running_var is None) and training:
+        raise ValueError("running_mean and running_var must either both be None or neither be "
+                         "None")
+    if not training:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+    c = x.shape[1] if x.ndim > 1 else 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t._data.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
+    checks.size_at(x.shape, 1)
+    checks.not_implemented_for("batch_norm", x.dtype, "biu")
+    params = [t._data.dtype for t in (weight, bias, running_mean, running_var) if t is not None]
+    if params and params[0] != x.dtype:  # torch's "mixed type": a reduced-float input
+        if any(d != np.float32 for d in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if x.dtype != np.float16 and x.dtype.kind != "V":
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for d in params:
+        if d != x.dtype:
+            raise RuntimeError(f"expected scalar type {checks.scalar_name(x.dtype)} but found "
+                               f"{checks.scalar_name(d)}")
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
@@ -94,18 +135,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     with the unbiased variance.
     """
     x = input._data
-    if x.ndim < 2:
-        raise ValueError(f"expected 2D or 3D input (got {x.ndim}D input)")
-    if training:
-        size = x.shape[0] * math.prod(x.shape[2:])
-        if size == 1:
-            raise ValueError("Expected more than 1 value per channel when training, got input "
-                             f"size {_size(x.shape)}")
+    _batch_norm_checks(x, running_mean, running_var, weight, bias, training)
     c = x.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        if t is not None and t._data.size != c:
-            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
     axes = (0,) + tuple(range(2, x.ndim))
     param_shape = (1, c) + (1,) * (x.ndim - 2)
     acc = np.float64

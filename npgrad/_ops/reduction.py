@@ -27,13 +27,15 @@ from typing import Any
 
 import numpy as np
 
+from .signature import signature
 from .. import _dtype
 from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
 from ._core import Node, SavedTensor, UnaryNode, is_tensor, node_of, saved, unary
 from ._shape_util import NO_DIM, wrap_dim, wrap_dims
 from .pointwise import zeros_like_grad
-from .pointwise import (abs, exp, maximum, minimum, pow, sign, where)  # noqa: A004
+from .pointwise import (abs, exp, masked_fill, maximum, minimum, pow, sign,  # noqa: A004
+                        where)
 
 _builtin_max = builtins.max
 
@@ -196,6 +198,37 @@ def _record(cls: Any, input: Tensor, out: np.ndarray, axes: tuple) -> Tensor:
     return res
 
 
+# Note [Scalar nodes in backward formulas]
+# torch's derivative formulas multiply and divide by C++ numbers (``grad / numel`` in
+# mean's, ``2 / dof * grad`` in var's), which records ``mul(Tensor, Scalar)`` and
+# ``div(Tensor, Scalar)``: MulBackward1 and DivBackward1, not the MulBackward0 / DivBackward0
+# of ``x * 2`` written in Python.  A double-backward graph shows those names, so the
+# reductions' backward rules build them here.  (bfloat16 keeps the tensor path: its
+# arithmetic is torch's float rounding, Note [bfloat16 storage].)
+
+class MulBackward1(UnaryNode):
+    """``grad * number`` inside a backward formula (torch's ``mul(Tensor, Scalar)``)."""
+
+    __slots__ = ("other",)
+
+    def backward(self, grad: Tensor) -> tuple:
+        return _scalar_op(MulBackward1, grad, self.other),
+
+
+def _scalar_op(cls: Any, x: Tensor, other: Any) -> Tensor:
+    """``x * other`` (MulBackward1) or ``x / other`` (DivBackward1) for a Python number."""
+    data = x._data
+    if data.dtype.kind not in "fc":
+        return x * other if cls is MulBackward1 else x / other
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.multiply(data, other) if cls is MulBackward1 else np.divide(data, other)
+    res = unary(cls, x, np.asarray(out, dtype=data.dtype))
+    node = node_of(res)
+    if node is not None:
+        node.other = other
+    return res
+
+
 # -- sum / mean / prod --------------------------------------------------------------------
 
 class SumBackward0(_ReductionNode):
@@ -226,6 +259,9 @@ def _sum_dtype(d: np.dtype) -> np.dtype:
 
 
 
+@signature("sum(Tensor input, *, ScalarType? dtype=None)",
+           "sum(Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, "
+           "ScalarType? dtype=None, Tensor out=None)")
 def sum(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,  # noqa: A001
         dtype: Any = None) -> Tensor:
     """Sum of elements; SumBackward0 without ``dim``, SumBackward1 with it.
@@ -262,7 +298,9 @@ class MeanBackward0(_ReductionNode):
         # torch divides after expanding (DivBackward1 over ExpandBackward0)
         full = type(self) is MeanBackward0 and not grad._data.ndim
         g = grad if full else _restore(grad, self.keep_shape)
-        return _expand(g, self.self_sizes) / self.count,
+        from .loss import DivBackward1  # its one class lives with the losses, above this module
+
+        return _scalar_op(DivBackward1, _expand(g, self.self_sizes), self.count),
 
     def jvp(self, tangents: list) -> list:
         """Linear, as the sum."""
@@ -273,6 +311,9 @@ class MeanBackward1(MeanBackward0):
     __slots__ = ()
 
 
+@signature("mean(Tensor input, *, ScalarType? dtype=None, Tensor out=None)",
+           "mean(Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, "
+           "ScalarType? dtype=None, Tensor out=None)")
 def mean(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Arithmetic mean; floating (or an explicit floating ``dtype``) only.
@@ -357,6 +398,9 @@ def prod_over(input: Tensor, axes: tuple) -> Tensor:
     return out
 
 
+@signature("prod(Tensor input, *, ScalarType? dtype=None)",
+           "prod(Tensor input, int64_t dim, bool keepdim=False, *, ScalarType? dtype=None, "
+           "Tensor out=None)")
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Product of elements (one ``dim`` at most, as in torch); ProdBackward0/1."""
@@ -436,11 +480,13 @@ def _amax_like(op: str, cls: Any, np_fn: Any, input: Tensor, dim: Any,
                    axes)
 
 
+@signature("amax(Tensor input, IntArrayRef[1] dim=None, bool keepdim=False, *, Tensor out=None)")
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
     return _amax_like("amax", AmaxBackward0, np.amax, input, dim, keepdim)
 
 
+@signature("amin(Tensor input, IntArrayRef[1] dim=None, bool keepdim=False, *, Tensor out=None)")
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
     return _amax_like("amin", AminBackward0, np.amin, input, dim, keepdim)
@@ -571,6 +617,9 @@ def _max_all(op: str, input: Tensor) -> Tensor:
                                                                              ()))
 
 
+@signature("max(Tensor input, *, Tensor out=None)",
+           "max(Tensor input, Tensor other, *, Tensor out=None)",
+           "max(Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None)")
 def max(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
         other: Any = None) -> Any:
     """``max(t)``: largest element (MaxBackward1); ``max(t, dim)``: (values, indices)
@@ -589,6 +638,9 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
     return _max_with_dim("max", input, dim, keepdim)
 
 
+@signature("min(Tensor input, *, Tensor out=None)",
+           "min(Tensor input, Tensor other, *, Tensor out=None)",
+           "min(Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None)")
 def min(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
         other: Any = None) -> Any:
     """Mirror of :func:`max` (MinBackward1, MinBackward0, minimum)."""
@@ -638,19 +690,30 @@ def _var_forward(op: str, data: np.ndarray, axes: tuple, correction: Any,
 
 
 class VarBackward0(_ReductionNode):
-    __slots__ = ("correction",)
+    # full: no ``dim`` given (or a 0-dim input), torch's whole-tensor branch of var_backward
+    __slots__ = ("correction", "full")
     saves_self = True
 
     def backward(self, grad: Tensor) -> tuple:
-        return _var_backward(self, _restore(grad, self.keep_shape)),
+        return _var_backward(self, grad),
 
 
 def _var_backward(node: Any, g: Tensor) -> Tensor:
+    """``2 / dof * grad * (x - mean)``, recorded as torch's var_backward records it.
+
+    Without ``dim`` the 0-dim gradient broadcasts against ``x - x.mean()``; with
+    ``dim`` the reduced axes come back by unsqueeze (only for inputs of 2+ dims: a
+    1-dim input's 0-dim gradient broadcasts) and the mean keeps its dims.
+    """
     x = saved(node, "self_")
     dof = _count(node.self_sizes, node.dim) - node.correction
     with np.errstate(divide="ignore"):
         factor = float(np.float64(2.0) / np.float64(dof))
-    return g * factor * (x - mean(x, node.dim, True) if node.dim else x - x)
+    if node.full:
+        return _scalar_op(MulBackward1, g, factor) * (x - mean(x))
+    if len(node.self_sizes) > 1:
+        g = _restore(g, node.keep_shape)
+    return _scalar_op(MulBackward1, g, factor) * (x - mean(x, node.dim, True))
 
 
 class StdBackward0(VarBackward0):
@@ -658,12 +721,17 @@ class StdBackward0(VarBackward0):
     saves_result = True
 
     def backward(self, grad: Tensor) -> tuple:
-        r = _restore(saved(self, "result"), self.keep_shape)
-        g = _restore(grad, self.keep_shape)
-        g = where(r == 0, 0.0, g / (r * 2))
+        # torch: (grad / (result * 2)).masked_fill_(result == 0, 0), then var's rule
+        r = saved(self, "result")
+        g = masked_fill(grad / _scalar_op(MulBackward1, r, 2), r == 0, 0)
         return _var_backward(self, g),
 
 
+@signature("var(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False, *, "
+           "Tensor out=None)",
+           "var(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
+           "bool keepdim=False, Tensor out=None)",
+           "var(Tensor input, bool unbiased=True)")
 def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Variance (Bessel-corrected unless ``unbiased=False`` or ``correction=0``); VarBackward0.
@@ -678,9 +746,15 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     node = node_of(res)
     if node is not None:
         node.correction = corr
+        node.full = dim is None or isinstance(dim, bool) or data.ndim == 0
     return res
 
 
+@signature("std(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False, *, "
+           "Tensor out=None)",
+           "std(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
+           "bool keepdim=False, Tensor out=None)",
+           "std(Tensor input, bool unbiased=True)")
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Standard deviation: the square root of :func:`var`; StdBackward0."""
@@ -691,6 +765,7 @@ def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     node = node_of(res)
     if node is not None:
         node.correction = corr
+        node.full = dim is None or isinstance(dim, bool) or data.ndim == 0
     return res
 
 
@@ -718,6 +793,7 @@ def _np_logsumexp(data: np.ndarray, axes: tuple) -> np.ndarray:
         return np.log(s) + m
 
 
+@signature("logsumexp(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)")
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))`` computed without overflow; LogsumexpBackward0."""
     data = input._data
@@ -806,6 +882,8 @@ def _np_vector_norm(data: np.ndarray, p: float, axes: tuple) -> np.ndarray:
         return np.power(np.sum(np.power(a, p), axis=axes), 1.0 / p)
 
 
+@signature("linalg_vector_norm(Tensor input, Scalar ord=2, IntArrayRef[1]? dim=None, "
+           "bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None)")
 def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """torch.linalg.vector_norm: the p-norm of the elements over ``dim``."""
@@ -904,11 +982,13 @@ def _arg_reduce(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
     return wrap(np.asarray(out, order="C"), _tls.mode)
 
 
+@signature("argmax(Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None)")
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (the first one on ties); int64, no gradient."""
     return _arg_reduce("argmax", input, dim, keepdim)
 
 
+@signature("argmin(Tensor input, int64_t? dim=None, bool keepdim=False, *, Tensor out=None)")
 def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (the first one on ties); int64, no gradient."""
     return _arg_reduce("argmin", input, dim, keepdim)
@@ -922,11 +1002,17 @@ def _logical_reduce(op: str, fn: Any, input: Tensor, dim: Any, keepdim: bool) ->
     return wrap(np.asarray(out).astype(out_dt, copy=False), _tls.mode)
 
 
+@signature("all(Tensor input, *, Tensor out=None)",
+           "all(Tensor input, IntArrayRef? dim=None, bool keepdim=False, *, Tensor out=None)",
+           "all(Tensor input, int64_t dim, bool keepdim=False, *, Tensor out=None)")
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """Whether every element is nonzero (bool; uint8 stays uint8, as in torch)."""
     return _logical_reduce("all", np.all, input, dim, keepdim)
 
 
+@signature("any(Tensor input, *, Tensor out=None)",
+           "any(Tensor input, IntArrayRef? dim=None, bool keepdim=False, *, Tensor out=None)",
+           "any(Tensor input, int64_t dim, bool keepdim=False, *, Tensor out=None)")
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """Whether some element is nonzero (bool; uint8 stays uint8, as in torch)."""
     return _logical_reduce("any", np.any, input, dim, keepdim)
@@ -973,6 +1059,7 @@ class CumsumBackward0(UnaryNode):
         return _reverse_cumsum(grad, d),
 
 
+@signature("cumsum(Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None)")
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim`` (ints and bools accumulate in int64); CumsumBackward0."""
     return _cumulative("cumsum", np.cumsum, CumsumBackward0, input, dim, dtype)
@@ -999,6 +1086,45 @@ def _sum_pairs(terms: Tensor, d: int) -> Tensor:
     return sum(terms, d + 1)
 
 
+# Note [Cumprod's gradient without create_graph]
+# torch computes cumprod's gradient two ways: with create_graph, as the sum over j >= k of
+# grad_j times the running product with x_k left out (differentiable again: the pair sums
+# below); without it, in O(n): ``reversed_cumsum(y * grad) / x`` before the first zero z1,
+# 0 after it, and at z1 ``y[z1-1] * sum_{z1 <= j < z2} grad_j * prod_{z1 < i <= j} x_i``.
+# Both are the derivative where everything is finite, but NaN and inf travel differently
+# (a NaN after the first zero reaches nothing before it in the O(n) form), so the backward
+# picks torch's formula by whether it is recorded.
+
+def _flip_cumsum(a: np.ndarray, d: int) -> np.ndarray:
+    """``sum_{j >= i} a_j`` along ``d`` as torch's flip / cumsum / flip (no inf - inf)."""
+    return np.flip(np.cumsum(np.flip(a, d), axis=d), d)
+
+
+def _cumprod_grad_np(g: np.ndarray, x: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
+    """torch's O(n) gradient of ``y = cumprod(x, d)`` (Note [Cumprod's gradient without
+    create_graph])."""
+    with np.errstate(all="ignore"):
+        w = y * g
+        is_zero = x == 0
+        if not is_zero.any():
+            return (_flip_cumsum(w, d) / x).astype(g.dtype, copy=False)
+        zeros_so_far = np.cumsum(is_zero, axis=d)
+        before = zeros_so_far == 0
+        out = np.where(before, _flip_cumsum(np.where(before, w, 0), d) / x, 0)
+        upto_second = zeros_so_far == 1
+        first_idx = np.argmax(upto_second, axis=d, keepdims=True)
+        first = np.zeros(x.shape, dtype=bool)
+        np.put_along_axis(first, first_idx, True, axis=d)
+        first &= upto_second
+        between = upto_second & ~first
+        run = np.cumprod(np.where(between, x, 1), axis=d)
+        at_first = np.sum(run * np.where(upto_second, g, 0), axis=d, keepdims=True)
+        prev = np.take_along_axis(y, np.maximum(first_idx - 1, 0), axis=d)
+        at_first = at_first * np.where(first_idx == 0, 1, prev)
+        out = np.where(first, at_first, out)
+    return np.ascontiguousarray(out, dtype=g.dtype)
+
+
 class CumprodBackward0(UnaryNode):
     """Running product; zeros in the input get their exact gradient (Note [Scan gradients
     as pair sums])."""
@@ -1014,8 +1140,13 @@ class CumprodBackward0(UnaryNode):
         from .shape import unsqueeze
 
         x = saved(self, "self_")
-        if not (x._data == 0).any():
-            return _reverse_cumsum(grad * saved(self, "result"), d) / x,
+        if _tls.mode != RECORDING:  # Note [Cumprod's gradient without create_graph]
+            return wrap(_cumprod_grad_np(grad._data, x._data, saved(self, "result")._data, d),
+                        _tls.mode),
+        if not (x._data == 0).any():  # torch's flip / cumsum / flip: no inf - inf
+            from .shape import flip
+
+            return flip(cumsum(flip(grad * saved(self, "result"), (d,)), d), (d,)) / x,
         later, same = _pair_masks(x._data.shape[d], d, x._data.ndim)
         # others[i, j] = prod_{k <= j, k != i} x_k: the running product with x_i set to 1
         others = cumprod(where(_constant(same), 1.0, unsqueeze(x, d)), d + 1)
@@ -1023,6 +1154,7 @@ class CumprodBackward0(UnaryNode):
         return _sum_pairs(terms, d),
 
 
+@signature("cumprod(Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None)")
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim`` (ints and bools in int64); CumprodBackward0.
 
@@ -1090,6 +1222,7 @@ def _cum_extremum(op: str, input: Tensor, dim: int) -> Any:
     return (return_type_cummax if op == "cummax" else return_type_cummin)(res, indices)
 
 
+@signature("cummax(Tensor input, int64_t dim, *, TensorList[2] out=None)")
 def cummax(input: Tensor, dim: int) -> Any:
     """Running maximum along ``dim`` and the index it came from (the last one on ties).
 
@@ -1100,6 +1233,7 @@ def cummax(input: Tensor, dim: int) -> Any:
     return _cum_extremum("cummax", input, dim)
 
 
+@signature("cummin(Tensor input, int64_t dim, *, TensorList[2] out=None)")
 def cummin(input: Tensor, dim: int) -> Any:
     """Running minimum along ``dim`` and the index it came from (the last one on ties)."""
     return _cum_extremum("cummin", input, dim)
@@ -1127,6 +1261,7 @@ class LogcumsumexpBackward0(UnaryNode):
         return _sum_pairs(unsqueeze(grad, d) * exp(gap), d),
 
 
+@signature("logcumsumexp(Tensor input, int64_t dim, *, Tensor out=None)")
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow; LogcumsumexpBackward0.
 
@@ -1179,6 +1314,7 @@ class SoftmaxBackward0(UnaryNode):
         return y * (grad - sum(grad * y, self.dim, True)),
 
 
+@signature("softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)")
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x), dim)``, computed stably; SoftmaxBackward0 (saves the result).
 
@@ -1215,12 +1351,15 @@ class LogSoftmaxBackward0(UnaryNode):
 def _np_log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     """(x - max) - log(sum(exp(x - max))): shifting first keeps float32 exact near large x."""
     shift = np.max(x, axis=dim, keepdims=True)
-    shift = np.where(np.isfinite(shift), shift, 0)
+    # a slice whose max is +inf is NaN throughout, as torch's (inf - inf poisons its sum); an
+    # all -inf slice is shifted by 0 so that it is NaN too rather than raising
+    shift = np.where(np.isneginf(shift), 0, shift)
     shifted = x - shift
     with np.errstate(divide="ignore"):
         return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
+@signature("log_softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)")
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``x - logsumexp(x, dim)``; LogSoftmaxBackward0 (saves the result)."""
     data, d = _softmax_input("log_softmax", input, dim, dtype)
@@ -1251,6 +1390,8 @@ class NansumBackward0(_ReductionNode):
         return _expand(_restore(grad, self.keep_shape), self.self_sizes) * keep,
 
 
+@signature("nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, "
+           "ScalarType? dtype=None, Tensor out=None)")
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """:func:`sum` treating NaN as zero; NansumBackward0.
 
@@ -1273,6 +1414,8 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
                                                                            keepdim)), axes)
 
 
+@signature("nanmean(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, "
+           "ScalarType? dtype=None, Tensor out=None)")
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """:func:`mean` of the non-NaN elements: ``nansum / count`` as in torch (DivBackward0).
 
@@ -1288,6 +1431,8 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
+@signature("count_nonzero(Tensor input, int64_t? dim=None)",
+           "count_nonzero(Tensor input, IntArrayRef dim)")
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """Number of nonzero elements over ``dim`` (int64, no gradient).
 
@@ -1320,6 +1465,7 @@ class DistBackward0(Node):
         return g, -g
 
 
+@signature("dist(Tensor input, Tensor other, Scalar p=2, *, Tensor out=None)")
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The p-norm of ``input - other``; DistBackward0.
 
@@ -1382,9 +1528,18 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} "
                            f"X2: {b.shape[-1]}")
+    for name, d in (("X1", a.dtype), ("X2", b.dtype)):
+        if d.kind not in "fV":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_dtype.from_np(d).scalar_name}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if a.dtype == np.float16:
+        raise NotImplementedError("\"cdist\" not implemented for 'Half'")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.from_np(a.dtype).scalar_name} but found "
+                           f"{_dtype.from_np(b.dtype).scalar_name}")
     diff = _acc(a[..., :, None, :] - b[..., None, :, :])
     out = _np_vector_norm(diff, float(p), (diff.ndim - 1,))
     res, node = record(CdistBackward0, (x1, x2), _finish(out, a.dtype, out.shape))
@@ -1396,6 +1551,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 
 # -- cosine_similarity / normalize / pairwise_distance (torch composes them) --------------------
 
+@signature("cosine_similarity(Tensor x1, Tensor x2, int64_t dim=1, double eps=1e-08)")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``sum(x1 / |x1| * x2 / |x2|, dim)``, each norm at least ``eps``: torch's composition
     (grad_fn SumBackward1).
@@ -1425,6 +1581,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     return input / _expand(denom, input._data.shape)
 
 
+@signature("pairwise_distance(Tensor x1, Tensor x2, double p=2, double eps=1e-06, "
+           "bool keepdim=False)")
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """``norm(x1 - x2 + eps, p, -1)`` as torch computes it (grad_fn NormBackward1).
@@ -1472,7 +1630,7 @@ def _record_outputs(cls: Any, input: Tensor, outs: list) -> tuple:
 class VarMeanBackward0(_ReductionNode):
     """Outputs (var, mean): the input's gradient is the sum of both rules."""
 
-    __slots__ = ("correction",)
+    __slots__ = ("correction", "full")
     saves_self = True
 
     def backward(self, grad_var: Any, grad_mean: Any = None) -> tuple:
@@ -1523,9 +1681,14 @@ def _var_mean(op: str, cls: Any, input: Tensor, dim: Any, unbiased: Any, keepdim
         node.keep_shape = _keep_shape(data.shape, axes)
         node.dim = axes
         node.correction = corr
+        node.full = data.ndim == 0
     return rv, rm
 
 
+@signature("var_mean(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)",
+           "var_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
+           "bool keepdim=False)",
+           "var_mean(Tensor input, bool unbiased=True)")
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple:
     """``(var(input, dim), mean(input, dim))`` from one node, VarMeanBackward0.
@@ -1537,6 +1700,10 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     return _var_mean("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
 
 
+@signature("std_mean(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)",
+           "std_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
+           "bool keepdim=False)",
+           "std_mean(Tensor input, bool unbiased=True)")
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple:
     """``(std(input, dim), mean(input, dim))`` from one node, StdMeanBackward0.
@@ -1600,6 +1767,8 @@ class AminmaxBackward0(_ReductionNode):
         return total,
 
 
+@signature("aminmax(Tensor input, *, int64_t? dim=None, bool keepdim=False, "
+           "TensorList[2] out=None)")
 def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
     """``(amin, amax)`` over ``dim`` (one int, or all elements) from one node, AminmaxBackward0.
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .signature import signature
 from .._tensor import Tensor
 from ._core import record
 from .allocation import guarded, wrap_int64
@@ -518,6 +519,7 @@ def _unshuffle(x: np.ndarray, r: int) -> np.ndarray:
     return y.reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
+@signature("pixel_shuffle(Tensor input, int64_t upscale_factor, *, Tensor out=None)")
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)`` (grad_fn ``PixelShuffleBackward0``)."""
     x, r = input._data, int(upscale_factor)
@@ -534,6 +536,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
                       lambda a: _shuffle(a, r), lambda g: _unshuffle(g, r))
 
 
+@signature("pixel_unshuffle(Tensor input, int64_t downscale_factor, *, Tensor out=None)")
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """``(*, C, H*r, W*r) -> (*, C*r*r, H, W)`` (grad_fn ``PixelUnshuffleBackward0``)."""
     x, r = input._data, int(downscale_factor)

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .signature import signature
 from .. import _bfloat16, _dtype
 from .._device import check_device, device as _device_cls
 from .._forward import FW, give_view_tangent, has_tangent
@@ -363,6 +364,7 @@ def view(input: Tensor, *shape: Any) -> Tensor:
     return _view_as(ViewBackward0, input, out)
 
 
+@signature("reshape(Tensor input, SymIntArrayRef shape)")
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """``view`` when the strides allow it, else a copy (``UnsafeViewBackward0`` over a clone)."""
     data = input._data
@@ -389,6 +391,7 @@ def unsafe_view(input: Tensor, shape: tuple) -> Tensor:
     return res
 
 
+@signature("flatten(Tensor input, int64_t start_dim=0, int64_t end_dim=-1)")
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one; returns ``input`` itself when nothing changes."""
     shape = input._data.shape
@@ -404,6 +407,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, shape[:start] + (merged,) + shape[end + 1:])
 
 
+@signature("unflatten(Tensor input, int64_t dim, SymIntArrayRef sizes)")
 def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
     shape = input._data.shape
@@ -448,6 +452,9 @@ class SqueezeBackward2(_SqueezeNode):
     __slots__ = ()
 
 
+@signature("squeeze(Tensor input)",
+           "squeeze(Tensor input, int64_t dim)",
+           "squeeze(Tensor input, IntArrayRef dim)")
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     """Drop size-1 dims (all, one, or a tuple): ``SqueezeBackward0/1/2``."""
     shape = input._data.shape
@@ -497,6 +504,7 @@ class UnsqueezeBackward0(ShapeNode):
         return squeeze(grad, self.dim),
 
 
+@signature("unsqueeze(Tensor input, int64_t dim)")
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at ``dim`` (grad_fn ``UnsqueezeBackward0``)."""
     d = wrap_dim(dim, input._data.ndim + 1)
@@ -513,6 +521,7 @@ class TransposeBackward0(ShapeNode):
         return transpose(grad, self.dim0, self.dim1),
 
 
+@signature("transpose(Tensor input, int64_t dim0, int64_t dim1)")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view; grad_fn ``TransposeBackward0``)."""
     nd = input._data.ndim
@@ -534,6 +543,7 @@ class TBackward0(ShapeNode):
         return t(grad),
 
 
+@signature("t(Tensor input)")
 def t(input: Tensor) -> Tensor:
     """Transpose a matrix; 0-D and 1-D tensors come back as views of themselves."""
     nd = input._data.ndim
@@ -555,6 +565,7 @@ def _dims_arg(dims: tuple) -> tuple:
     return dims
 
 
+@signature("permute(Tensor input, IntArrayRef dims)")
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """Reorder the dims (a view; grad_fn ``PermuteBackward0``)."""
     if not dims:
@@ -686,6 +697,7 @@ def _tensor_list(tensors: Any, fname: str) -> list:
     return list(tensors)
 
 
+@signature("cat(TensorList tensors, int64_t dim=0, *, Tensor out=None)")
 def cat(tensors: Any, dim: int = 0) -> Tensor:
     """Join tensors along an existing dim, promoting dtypes (grad_fn ``CatBackward0``).
 
@@ -743,6 +755,7 @@ class StackBackward0(ShapeNode):
                      for i, (fn, _) in enumerate(self.next_functions))
 
 
+@signature("stack(TensorList tensors, int64_t dim=0, *, Tensor out=None)")
 def stack(tensors: Any, dim: int = 0) -> Tensor:
     """Join equally shaped tensors along a new dim (grad_fn ``StackBackward0``)."""
     tensors = _tensor_list(tensors, "stack")
@@ -857,6 +870,7 @@ def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     return outs
 
 
+@signature("chunk(Tensor input, int64_t chunks, int64_t dim=0)")
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """``split`` into at most ``chunks`` pieces of ceil(size / chunks)."""
     if chunks <= 0:
@@ -879,6 +893,7 @@ class UnbindBackward0(ShapeNode):
         return stack(parts, self.dim),
 
 
+@signature("unbind(Tensor input, int64_t dim=0)")
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Views of each slice along ``dim`` (grad_fn ``UnbindBackward0``)."""
     data = input._data
@@ -901,31 +916,39 @@ def slice_dim(input: Tensor, dim: int, start: Any, stop: Any, step: int = 1) -> 
     return _region_view(SliceBackward0, input, Region(key))
 
 
+@signature("narrow(Tensor input, int64_t dim, Tensor start, SymInt length)",
+           "narrow(Tensor input, int64_t dim, SymInt start, SymInt length)")
 def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     """``length`` elements of dim ``dim`` from ``start`` (a view; grad_fn ``SliceBackward0``)."""
     return _region_view(SliceBackward0, input, narrow_region(input, dim, start, length))
 
 
-def narrow_region(input: Tensor, dim: int, start: Any, length: int) -> Region:
-    """Where ``narrow`` reads, with its checks (shared with ``narrow_copy``)."""
+def narrow_region(input: Tensor, dim: int, start: Any, length: int, copy: bool = False) -> Region:
+    """Where ``narrow`` reads, with its checks (shared with ``narrow_copy``, ``copy=True``,
+    whose kernel checks a too-large ``dim`` and a negative ``length`` its own way)."""
     data = input._data
     if data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if copy and dim >= data.ndim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
     d = wrap_dim(dim, data.ndim)
     n = data.shape[d]
     start = int(start)
-    if length < 0:
+    if length < 0 and not copy:
         raise RuntimeError("narrow(): length must be non-negative.")
     if start < -n or start > n:
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
                          f"{start})")
     if start < 0:
         start += n
-    if start + length > n:
+    if start + length > n or length < 0:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return Region((slice(None),) * d + (slice(start, start + length, 1), Ellipsis))
 
 
+@signature("select(Tensor input, int64_t dim, SymInt index)")
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at ``index`` of dim ``dim``, which disappears (a view; ``SelectBackward0``)."""
     return _region_view(SelectBackward0, input, select_region(input, dim, index))
@@ -965,6 +988,7 @@ def _diagonal_fn(offset: int, d1: int, d2: int) -> Callable:
     return fn
 
 
+@signature("diagonal(Tensor input, int64_t offset=0, int64_t dim1=0, int64_t dim2=1)")
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of dims ``dim1``/``dim2`` as a last dim (a view; ``DiagonalBackward0``)."""
     return _region_view(DiagonalBackward0, input, diagonal_region(input, offset, dim1, dim2))
@@ -988,6 +1012,7 @@ class FlipBackward0(ShapeNode):
         return flip(grad, self.dims),
 
 
+@signature("flip(Tensor input, IntArrayRef dims, *, Tensor out=None)")
 def flip(input: Tensor, *dims: Any) -> Tensor:
     """Reverse the order along ``dims`` (a copy; grad_fn ``FlipBackward0``)."""
     dims = wrap_dims(_dims_arg(dims), input._data.ndim)
@@ -1003,6 +1028,8 @@ def _index_array(index: Any) -> np.ndarray:
     return index._data if is_tensor(index) else np.asarray(index)
 
 
+@signature("gather(Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, "
+           "Tensor out=None)")
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j][k] = input[i][index[i][j][k]][k]`` for dim 1 (grad_fn ``GatherBackward0``)."""
     data = input._data
@@ -1041,6 +1068,7 @@ def _take_forward(cls: type, input: Tensor, region: Region) -> Tensor:
     return res
 
 
+@signature("index_select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)")
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of dim ``dim`` listed in ``index`` (a copy; ``IndexSelectBackward0``)."""
     data = input._data
@@ -1068,6 +1096,7 @@ class CloneBackward0(ShapeNode):
         return grad,
 
 
+@signature("clone(Tensor input, *, MemoryFormat? memory_format=None, Tensor out=None)")
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy in new memory (grad_fn ``CloneBackward0``)."""
     return unary(CloneBackward0, input, np.array(input._data, copy=True, order="C"))
@@ -1080,6 +1109,7 @@ def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
     return clone(input)
 
 
+@signature("detach(Tensor input)")
 def detach(input: Tensor) -> Tensor:
     """Same storage and version counter, no history, ``requires_grad=False`` (not a view)."""
     vc = input._vc

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .signature import signature
 from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ._core import SavedTensor, UnaryNode, node_of, saved, unary
@@ -108,6 +109,9 @@ class SortBackward1(_SelectNode):
     __slots__ = ()
 
 
+@signature("sort(Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, "
+           "TensorList[2] out=None)",
+           "sort(Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None)")
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
          stable: Any = _NOT_GIVEN) -> Any:
     """Values and indices sorted along ``dim`` (stable; NaN sorts as the largest);
@@ -128,6 +132,9 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
                         np.take_along_axis(data, idx, axis=d), idx, d, True)
 
 
+@signature("argsort(Tensor input, *, bool stable, int64_t dim=-1, bool descending=False, "
+           "Tensor out=None)",
+           "argsort(Tensor input, int64_t dim=-1, bool descending=False)")
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
             stable: bool = False) -> Tensor:
     """The indices of :func:`sort` (int64, no gradient).
@@ -143,6 +150,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
     return wrap(np.asarray(_stable_order(data, d, descending), order="C"), _tls.mode)
 
 
+@signature("msort(Tensor input, *, Tensor out=None)")
 def msort(input: Tensor) -> Tensor:
     """``sort(input, dim=0).values`` (grad_fn SortBackward0).
 
@@ -160,6 +168,8 @@ class TopkBackward0(_SelectNode):
     __slots__ = ()
 
 
+@signature("topk(Tensor input, SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True, *, "
+           "TensorList[2] out=None)")
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices; TopkBackward0.
 
@@ -204,6 +214,8 @@ class KthvalueBackward0(_SelectNode):
     __slots__ = ()
 
 
+@signature("kthvalue(Tensor input, SymInt k, int64_t dim=-1, bool keepdim=False, *, "
+           "TensorList[2] out=None)")
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """The ``k``-th smallest element (1-based) along ``dim`` and its index; KthvalueBackward0.
 
@@ -245,6 +257,8 @@ def _check_median_nonempty(op: str, data: np.ndarray, d: int | None) -> None:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
+@signature("median(Tensor input)",
+           "median(Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None)")
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """Lower median: of all elements (MedianBackward0) or (values, indices) along ``dim``
     (MedianBackward1).  NaN, if present, is the median.
@@ -256,6 +270,8 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _median("median", input, dim, keepdim, nan_skip=False)
 
 
+@signature("nanmedian(Tensor input)",
+           "nanmedian(Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None)")
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """:func:`median` ignoring NaNs (NaN only where a slice is all NaN).
 
@@ -305,6 +321,7 @@ class ModeBackward0(_SelectNode):
     __slots__ = ()
 
 
+@signature("mode(Tensor input, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None)")
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     """The most frequent value along ``dim`` (the smallest one on ties) and its last index.
 
@@ -394,6 +411,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     return out[0] if len(out) == 1 else out
 
 
+@signature("bincount(Tensor input, Tensor? weights=None, SymInt minlength=0, *, Tensor out=None)")
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value 0, 1, ... occurs in a 1-D non-negative integer tensor (or the
     sum of ``weights`` at those positions).
@@ -421,6 +439,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return wrap(out, _tls.mode)
 
 
+@signature("histc(Tensor input, int64_t bins=100, Scalar min=0, Scalar max=0, *, Tensor out=None)")
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """Histogram of ``bins`` equal-width bins over [min, max] (the data's range when both are
     0); elements outside are ignored, ``max`` itself falls in the last bin.
@@ -452,6 +471,18 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return wrap(out, _tls.mode)
 
 
+@signature("logspace(Tensor start, Tensor end, int64_t steps, double base=10.0, *, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "logspace(Scalar start, Tensor end, int64_t steps, double base=10.0, *, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "logspace(Tensor start, Scalar end, int64_t steps, double base=10.0, *, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "logspace(Scalar start, Scalar end, int64_t steps, double base=10.0, *, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
              device: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
     """``base ** linspace(start, end, steps)`` (float32 by default).
@@ -497,8 +528,9 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Any, keepdim: bool, interpola
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint "
                            f"or nearest, but got {interpolation}")
-    if q_arr.size and (q_arr.min() < 0 or q_arr.max() > 1):
-        bad = float(q_arr[(q_arr < 0) | (q_arr > 1)].flat[0])
+    outside = ~((q_arr >= 0) & (q_arr <= 1))  # NaN is outside too
+    if outside.any():
+        bad = float(q_arr[outside].flat[0])
         if isinstance(q, Tensor):
             raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
         raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {bad:g}")
@@ -548,6 +580,10 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Any, keepdim: bool, interpola
     return squeeze_fresh_(out, shape)
 
 
+@signature("quantile(Tensor input, Tensor q, int64_t? dim=None, bool keepdim=False, *, "
+           'c10::string_view interpolation="linear", Tensor out=None)',
+           "quantile(Tensor input, double q, int64_t? dim=None, bool keepdim=False, *, "
+           'c10::string_view interpolation="linear", Tensor out=None)')
 def quantile(input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
     """The ``q``-quantiles over ``dim`` (all elements by default), interpolating between the
@@ -560,6 +596,10 @@ def quantile(input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *,
     return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
+@signature("nanquantile(Tensor input, Tensor q, int64_t? dim=None, bool keepdim=False, *, "
+           'c10::string_view interpolation="linear", Tensor out=None)',
+           "nanquantile(Tensor input, double q, int64_t? dim=None, bool keepdim=False, *, "
+           'c10::string_view interpolation="linear", Tensor out=None)')
 def nanquantile(input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     """:func:`quantile` ignoring NaNs (NaN only for a slice that is all NaN).
@@ -568,4 +608,5 @@ def nanquantile(input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *
     >>> npgrad.nanquantile(npgrad.tensor([1., float('nan'), 3.]), 0.5)
     tensor(2.)
     """
-    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
+    # torch shares quantile's checks, messages included ("quantile() ...")
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=True)

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .._ops.signature import signature
+from .._ops import checks
 from .._ops.conv import adaptive_avg_pool2d, avg_pool2d, conv_nd, max_pool2d  # noqa: F401
 from .._ops.inplace import relu_
 from .._ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
@@ -72,6 +74,7 @@ def _legacy_dim(input: Tensor, dim: int | None) -> int:
 
 # -- linear and convolution ---------------------------------------------------------------
 
+@signature("linear(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor out=None)")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` with torch's graph: AddmmBackward0 for a matrix input.
 
@@ -94,12 +97,20 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return matmul(input, t(weight)) + bias
 
 
+@signature("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, "
+           "SymIntArrayRef[1] padding=0, SymIntArrayRef[1] dilation=1, SymInt groups=1)",
+           "conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[1] stride=1, "
+           'c10::string_view padding="valid", SymIntArrayRef[1] dilation=1, SymInt groups=1)')
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """1-d convolution over ``(N, C, L)`` or ``(C, L)`` (grad_fn ``ConvolutionBackward0``)."""
     return conv_nd(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@signature("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[2] stride=1, "
+           "SymIntArrayRef[2] padding=0, SymIntArrayRef[2] dilation=1, SymInt groups=1)",
+           "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymIntArrayRef[2] stride=1, "
+           'c10::string_view padding="valid", SymIntArrayRef[2] dilation=1, SymInt groups=1)')
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-d convolution over ``(N, C, H, W)`` or ``(C, H, W)`` (grad_fn ``ConvolutionBackward0``)."""
@@ -215,6 +226,9 @@ def _safe_softmax(scores: Tensor) -> Tensor:
     return where(dead_t, zero, _sm(where(dead_t, zero, scores), -1))
 
 
+@signature("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
+           "Tensor? attn_mask=None, double dropout_p=0.0, bool is_causal=False, *, "
+           "double? scale=None, bool enable_gqa=False)")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -557,7 +571,7 @@ def multi_head_attention_forward(
     k = view(k, (bsz, num_heads, src_len, head_dim))
     v = view(v, (bsz, num_heads, src_len, head_dim))
     attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    attn_output = reshape(permute(attn_output, 2, 0, 1, 3), (bsz * tgt_len, embed_dim))
+    attn_output = reshape(permute(attn_output, (2, 0, 1, 3)), (bsz * tgt_len, embed_dim))
     attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
     attn_output = view(attn_output, (tgt_len, bsz, attn_output.size(1)))
     if not is_batched:
@@ -567,6 +581,9 @@ def multi_head_attention_forward(
 
 # -- vision layers (the layers' group [vision]) ------------------------------------------
 
+@signature("conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, "
+           "SymIntArrayRef[1] stride=1, SymIntArrayRef[1] padding=0, "
+           "SymIntArrayRef[1] output_padding=0, SymInt groups=1, SymIntArrayRef[1] dilation=1)")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
@@ -577,6 +594,9 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                              dilation, 1)
 
 
+@signature("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, "
+           "SymIntArrayRef[2] stride=1, SymIntArrayRef[2] padding=0, "
+           "SymIntArrayRef[2] output_padding=0, SymInt groups=1, SymIntArrayRef[2] dilation=1)")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
@@ -604,6 +624,9 @@ def _first(v: Any) -> Any:
     return v[0] if isinstance(v, (list, tuple)) else v
 
 
+@signature("avg_pool1d(Tensor input, IntArrayRef[1] kernel_size, IntArrayRef[1] stride=None, "
+           "IntArrayRef[1] padding=0, bool ceil_mode=False, bool count_include_pad=True, *, "
+           "Tensor out=None)")
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """1-d average pooling over ``(N, C, L)``: ``avg_pool2d`` of a height-1 image, as torch."""
@@ -617,6 +640,7 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return squeeze(out, -2)
 
 
+@signature("adaptive_avg_pool1d(Tensor input, IntArrayRef[1] output_size, *, Tensor out=None)")
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Average over ``output_size`` adaptive bins of ``(N, C, L)``."""
     from .._ops.shape import squeeze, unsqueeze
@@ -790,6 +814,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
     return _feature_dropout(input, p, training, inplace)
 
 
+@signature("bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None)")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = x1 W[o] x2 + b[o]`` for weight ``(out, in1, in2)``."""
@@ -797,6 +822,12 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     from .._ops.shape import reshape
 
     x1, x2, w = input1._data, input2._data, weight._data
+    # torch's order (Note [Checks before NumPy] in _ops/checks.py): dtypes, ranks, sizes
+    tensors = (input1, input2, weight) + (() if bias is None else (bias,))
+    if any(t._data.dtype != x1.dtype for t in tensors):
+        raise RuntimeError("All tensors must have the same dtype, got " + ", ".join(
+            f"{n}: {checks.cpp_name(t._data.dtype)}"
+            for n, t in zip(("input1", "input2", "weight", "bias"), tensors)))
     if x1.ndim != x2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {x1.ndim} and "
                            f"{x2.ndim}")
@@ -805,12 +836,18 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
             if x1.shape[i] != x2.shape[i]:
                 raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim "
                                    f"{i}: got {x1.shape[i]} and {x2.shape[i]}")
-    if x1.shape[-1] != w.shape[1]:
+    if checks.size_at(x1.shape, -1) != checks.size_at(w.shape, 1):
         raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
                            f"{x1.shape[-1]} but expected {w.shape[1]}")
-    if x2.shape[-1] != w.shape[2]:
+    if checks.size_at(x2.shape, -1) != checks.size_at(w.shape, 2):
         raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
                            f"{x2.shape[-1]} but expected {w.shape[2]}")
+    if bias is not None and checks.size_at(bias._data.shape, 0) != w.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias._data.shape[0]} but expected {w.shape[0]}")
+    if w.ndim != 3:
+        raise RuntimeError("number of dimensions must match")
+    checks.not_implemented_for("bmm", x1.dtype, "b")
     lead = x1.shape[:-1]
     a = reshape(input1, (-1, x1.shape[-1]))
     c = reshape(input2, (-1, x2.shape[-1]))

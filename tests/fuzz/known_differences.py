@@ -3,15 +3,14 @@ mismatch categories it explains and why, applied as non-strict xfails.
 
 Note [Rules, not entries]
 A rule selects cases by what was fuzzed (the group, the target, the replaced argument's kind,
-the variant) and lists the mismatch categories it explains.  Most differences today come
-from a missing argument-checking layer (issue 12, part 2), so the rules for *error text*
-(internal Python errors, raw NumPy errors, other text or type than torch's, inputs accepted
-that torch rejects) after a wrong-typed argument, a wrong call shape or a huge size are broad:
-one per kind of bad argument, as nearly every target shows them.  Error text after a bad
-dtype, shape or edge value, silent wrong results, refusals of what torch accepts and crashes
-are rarer: their rules (tests/fuzz/known_targets.py) list the targets they were seen on, so
-the same difference on a new target fails the suite.  When a fix lands, delete its rule (or
-its targets) and the affected cases must pass; until then a fixed case shows as XPASS.
+the variant) and lists the mismatch categories it explains.  Since the argument-checking
+layer landed (npgrad/_ops/signature.py), a wrong-typed argument or call shape is a difference
+only on the targets that still lack torch's check, so those rules, like the ones for a bad
+dtype, shape or edge value, silent wrong results, refusals of what torch accepts and crashes,
+list the targets they were seen on (tests/fuzz/known_targets.py): the same difference on a
+new target fails the suite.  Only huge sizes keep a broad rule.  When a fix lands, delete
+its rule (or its targets) and the affected cases must pass; until then a fixed case shows as
+XPASS.
 ``python -m fuzz.relist SURVEY.json`` (tests/fuzz/relist.py) rewrites the listed targets from
 a survey: review its diff, since a new target under a wrong result is a new bug.
 """
@@ -67,20 +66,6 @@ SCALAR_KINDS = _set("int float bool str none sizes tensor_list")
 HUGE = _set("huge huge_float huge_sizes huge_product")
 
 RULES: list[Rule] = [
-    # -- error text: the missing argument-checking layer (issue 12, part 2) -------------------
-    Rule("non-Tensor argument to a Tensor parameter",
-         "no signature check: a str/None/number/list reaches the op's code and fails there "
-         "(AttributeError: 'float' object has no attribute '_data', NumPy errors), or is "
-         "converted silently, where torch's parser raises 'must be Tensor, not float'",
-         ERROR_TEXT, arg_kinds=_set("tensor"), mutations=NON_TENSOR),
-    Rule("wrong call shape (extra positional, unknown keyword, missing argument)",
-         "Python's own TypeError (or silent acceptance) where torch raises 'received an "
-         "invalid combination of arguments' with its signature listing",
-         ERROR_TEXT, arg_kinds=_set("call")),
-    Rule("bad scalar argument (dim, size, number, flag, mode string, tensor list)",
-         "no signature check of non-tensor parameters: wrong types and out-of-range dims or "
-         "sizes reach NumPy (AxisError, 'negative dimensions are not allowed', ...)",
-         ERROR_TEXT, arg_kinds=SCALAR_KINDS, risky=False),
     Rule("huge sizes: NumPy's allocation errors instead of torch's RuntimeError",
          "size products are not checked for overflow before allocating (NumPy's 'array is "
          "too big', MemoryError, OverflowError) where torch raises its RuntimeError",

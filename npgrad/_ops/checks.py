@@ -1,0 +1,78 @@
+"""torch's value checks at an op's boundary: sizes, ranks, dtypes, with torch's exact texts.
+
+Note [Checks before NumPy]
+An op whose arguments have the right types can still be refused by torch: a dim out of range,
+a size that does not broadcast, a rank or a dtype the kernel does not take.  NumPy would either
+raise its own error or, worse, compute something torch refuses.  So each op runs these checks
+first, *in the order torch's kernel runs its own*: when two things are wrong, the first check
+torch runs decides the text, and tests written against torch match on that text.  The helpers
+here only look at shapes and dtypes (never at data), so they cost nothing on the hot path
+beyond a few comparisons.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+
+
+def scalar_name(d: np.dtype) -> str:
+    """torch's ScalarType name of a NumPy dtype ("Float", "Long", "Bool", ...)."""
+    return _dtype.from_np(d).scalar_name
+
+
+def cpp_name(d: np.dtype) -> str:
+    """torch's C++ type name of a NumPy dtype ("float", "long int", "c10::Half", ...)."""
+    return _dtype.from_np(d).cpp_name
+
+
+def size_at(shape: tuple, dim: int) -> int:
+    """``tensor.size(dim)`` with torch's IndexError for a 0-dim tensor or a dim out of range."""
+    ndim = len(shape)
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if dim < -ndim or dim >= ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    return shape[dim]
+
+
+def check_expandable(shape: tuple, target: tuple, d: np.dtype) -> None:
+    """torch's ``expand`` errors when a tensor of ``shape`` cannot broadcast to ``target``."""
+    if len(shape) > len(target):
+        sizes = ", ".join(map(str, shape))
+        raise RuntimeError(f"expand(torch.{_dtype.from_np(d).legacy_type}{{[{sizes}]}}, "
+                           f"size=[{', '.join(map(str, target))}]): the number of sizes provided "
+                           f"({len(target)}) must be greater or equal to the number of dimensions "
+                           f"in the tensor ({len(shape)})")
+    lead = len(target) - len(shape)
+    for i in range(len(shape) - 1, -1, -1):  # torch compares from the last dimension
+        s = shape[i]
+        if s != 1 and s != target[lead + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({target[lead + i]}) must match "
+                               f"the existing size ({s}) at non-singleton dimension {lead + i}.  "
+                               f"Target sizes: [{', '.join(map(str, target))}].  Tensor sizes: "
+                               f"[{', '.join(map(str, shape))}]")
+
+
+def not_implemented_for(kernel: str, d: np.dtype, kinds: str) -> None:
+    """torch's NotImplementedError of a CPU kernel that has no loop for ``d``'s kind.
+
+    ``kinds`` lists the NumPy kinds the kernel refuses: "b" bool, "iu" integers, "f" only
+    matters for half ("e" is checked by the caller through ``d.char``)."""
+    if d.kind in kinds:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(d)}'")
+
+
+def same_dtype_message(names: tuple, dtypes: tuple) -> str:
+    """The list ``"input float, batch1: long int, batch2: float"`` of torch's dtype checks."""
+    parts = [f"{names[0]} {cpp_name(dtypes[0])}"]
+    parts += [f"{n}: {cpp_name(d)}" for n, d in zip(names[1:], dtypes[1:])]
+    return ", ".join(parts)
+
+
+def is_floating(d: Any) -> bool:
+    """Whether a NumPy dtype is one torch calls floating (half, float, double, bfloat16)."""
+    return d.kind == "f" or d.kind == "V"
