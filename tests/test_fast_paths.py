@@ -298,6 +298,10 @@ def test_mixed_dtypes_take_the_promoting_path():
     assert (a * b).dtype == npgrad.float64
     assert (a + npgrad.ones(2, dtype=npgrad.int64)).dtype == npgrad.float32
     assert (npgrad.ones(2, dtype=npgrad.int32) * 1.5).dtype == npgrad.float32
+
+
+def test_bfloat16_times_a_float_stays_bfloat16():
+    pytest.importorskip("ml_dtypes", reason="needs the bf16 extra: pip install -e '.[bf16]'")
     assert (npgrad.ones(2, dtype=npgrad.bfloat16) * 1.5).dtype == npgrad.bfloat16
 
 
