@@ -166,6 +166,9 @@ def _filled(shape: tuple, value: Any, dtype: Any, requires_grad: bool) -> Tensor
     return _leaf(allocate(np.full, shape, np_dt, value), requires_grad)
 
 
+@signature("zeros(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)")
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           out: Any = None) -> Tensor:
     check_device(device)
@@ -176,6 +179,9 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return _leaf(allocate(np.zeros, shape, np_dt), requires_grad)
 
 
+@signature("ones(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)")
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          out: Any = None) -> Tensor:
     check_device(device)
@@ -183,6 +189,9 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     return _leaf(allocate(np.ones, parse_shape(size), np_dt), requires_grad)
 
 
+@signature("empty(SymIntArrayRef size, *, MemoryFormat? memory_format=None, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           out: Any = None) -> Tensor:
     check_device(device)
@@ -190,6 +199,9 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return zeros(*size, dtype=dtype, requires_grad=requires_grad)
 
 
+@signature("full(SymIntArrayRef size, Scalar fill_value, *, Tensor out=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     check_device(device)
@@ -202,24 +214,36 @@ def _like_dtype(input: Tensor, dtype: Any) -> Any:
     return dtype if dtype is not None else _dtype.from_np(input._data.dtype)
 
 
+@signature("zeros_like(Tensor input, *, MemoryFormat? memory_format=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     check_device(device)
     return zeros(input._data.shape, dtype=_like_dtype(input, dtype), requires_grad=requires_grad)
 
 
+@signature("ones_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)")
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     check_device(device)
     return ones(input._data.shape, dtype=_like_dtype(input, dtype), requires_grad=requires_grad)
 
 
+@signature("empty_like(Tensor input, *, MemoryFormat? memory_format=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     check_device(device)
     return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
 
 
+@signature("full_like(Tensor input, Scalar fill_value, *, MemoryFormat? memory_format=None, "
+           "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     check_device(device)

@@ -312,3 +312,43 @@ def test_accepted_calls_match_torch(call: str) -> None:
     mine, theirs = results
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
     assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+
+
+# -- factory functions --------------------------------------------------------------------------
+
+FACTORY_CALLS = {  # torch 2.13's texts
+    "m.ones()": 'ones() missing 1 required positional arguments: "size"',
+    "m.ones('a')": "ones(): argument 'size' (position 1) must be tuple of ints, not str",
+    "m.zeros(2, 'a')": ("zeros(): argument 'size' failed to unpack the object at pos 2 with error "
+                        '"type must be tuple of ints,but got str"'),
+    "m.ones(2, 3, dtype=1)": "ones(): argument 'dtype' must be torch.dtype, not int",
+    "m.full((2,), None)": "full(): argument 'fill_value' (position 2) must be Number, not NoneType",
+    "m.zeros(None)": "zeros(): argument 'size' (position 1) must be tuple of ints, not NoneType",
+    "m.ones_like(1)": "ones_like(): argument 'input' (position 1) must be Tensor, not int",
+    "m.zeros(2.5)": "zeros(): argument 'size' (position 1) must be tuple of ints, not float",
+    "m.empty_like('x')": "empty_like(): argument 'input' (position 1) must be Tensor, not str",
+    "m.full_like(m.ones(2), 'x')": ("full_like(): argument 'fill_value' (position 2) must be "
+                                    "Number, not str"),
+}
+
+
+@pytest.mark.parametrize("call", sorted(FACTORY_CALLS))
+def test_factories_refuse_as_torch(call: str) -> None:
+    with pytest.raises(TypeError) as info:
+        eval(call, {"m": npgrad})
+    assert str(info.value) == FACTORY_CALLS[call]
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError) as theirs:
+        eval(call, {"m": torch})
+    assert str(info.value) == str(theirs.value)
+
+
+def test_factories_take_what_torch_takes() -> None:
+    assert npgrad.zeros(2, 3).shape == (2, 3)
+    assert npgrad.zeros((2, 3), dtype=npgrad.int64).dtype == npgrad.int64
+    assert npgrad.ones([2]).shape == (2,)
+    assert npgrad.zeros(npgrad.Size([2])).shape == (2,)
+    assert npgrad.zeros(()).shape == ()
+    assert npgrad.empty(2, 3, requires_grad=True).requires_grad
+    assert npgrad.full((2,), 1.5).tolist() == [1.5, 1.5]
+    assert npgrad.zeros_like(npgrad.ones(2), dtype=npgrad.float64).dtype == npgrad.float64
