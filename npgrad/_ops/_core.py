@@ -34,7 +34,7 @@ from ._shape_util import broadcast_shapes
 
 ndarray = np.ndarray
 _new = object.__new__
-_SCALAR_TYPES = (int, float, bool)
+_SCALAR_TYPES = (int, float, bool, complex)
 
 
 def is_tensor(x: Any) -> bool:
@@ -130,8 +130,10 @@ def _array_for_scalar(arr: np.ndarray, s: Any) -> np.ndarray:
     """Cast ``arr`` when a Python scalar raises the category (int tensor * 1.5 -> float32)."""
     kind = arr.dtype.kind
     ts = type(s)
-    if ts is float and kind not in "fV":  # "V": bfloat16 stays bfloat16
+    if ts is float and kind not in "fVc":  # "V": bfloat16 stays bfloat16
         return arr.astype(_dtype.get_default_dtype().np_dtype)
+    if ts is complex and kind != "c":  # Note [Complex promotion] in npgrad._dtype
+        return arr.astype(_dtype.result_type_np((arr, s)))
     if ts is int and kind == "b":
         if s > _INT64_MAX:  # torch reads it as uint64, which it does not promote with bool
             raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
@@ -524,7 +526,12 @@ def check_not_freed(node: Node) -> None:
 def saved(node: Node, field: str) -> Any:
     """Unpack a saved field: checks versions, and raises once the graph has been freed."""
     value = getattr(node, field)
-    if type(value) is SavedTensor or isinstance(value, SavedTensor):
+    kind = type(value)
+    if kind is SavedTensor:
+        return value.unpack(node)
+    if value is None or kind is float or kind is int:   # the common plain values, tested once
+        return value
+    if isinstance(value, SavedTensor):
         return value.unpack(node)
     if value is RELEASED:
         raise RuntimeError(SECOND_BACKWARD_MSG)
@@ -609,10 +616,16 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
         res = _make(Tensor, out, node, True, vc)
     else:
         res = _make(Tensor, out, None, x._requires_grad and vc is not INFERENCE_COUNTER, vc)
-    if vc is INFERENCE_COUNTER:
-        # torch tracks no view of an inference tensor, in or out of inference mode: it is
-        # no view (no ``_base``), has no history and does not require grad
-        return res, node
+    if vc is not INFERENCE_COUNTER:
+        mark_view(res, x, node, mode, vc, multi_output)
+    return res, node
+
+
+def mark_view(res: Tensor, x: Tensor, node: Any, mode: int, vc: Any,
+              multi_output: bool = False) -> None:
+    """Make ``res`` (sharing ``x``'s storage and counter ``vc``) a view of ``x``: its base,
+    how it was made (ViewInfo) and its tangent.  Not for views of inference tensors: torch
+    tracks none, in or out of inference mode (no ``_base``, no history, no grad)."""
     base = x._base
     res._base = x if base is None else base
     made_in_no_grad = node is None and x._requires_grad
@@ -633,4 +646,3 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
                                    made_in_inference)
     if FW.active and not mode & INFERENCE and has_tangent(x):
         give_view_tangent(res, x)
-    return res, node

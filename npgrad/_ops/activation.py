@@ -1,8 +1,9 @@
 """Activation ops of nn.functional (leaky_relu, gelu, silu, elu, softplus, hardtanh, glu ...)
-and erf: node classes next to their functions."""
+and erf: each elementwise one is an entry of the op registry (Note [An op is an entry])."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -10,198 +11,28 @@ import numpy as np
 from .signature import signature
 from .._mode import RECORDING, _tls
 from .._tensor import Tensor, wrap
-from ..autograd.forward_rules import elementwise_jvp
 from . import _erf_kernels
-from ._core import Node, SavedTensor, node_of, record, saved, unary
+from ._core import Node, SavedTensor, record, saved
+from ._shape_util import wrap_dim
+from .checks import not_implemented_for
 from .inplace import apply_inplace
-from .pointwise import PointwiseNode, _float_data, sigmoid
+from .pointwise import _np_sigmoid, abs as abs_, clamp, exp, neg, sigmoid, tanh, where
+from .registry import Pointwise
+from .shape import cat, chunk, clone
 
-
-# -- activations -------------------------------------------------------------------------
-
-class LeakyReluBackward0(Node):
-    __slots__ = ("self_", "negative_slope")
-    jvp = elementwise_jvp
-    _saved_fields = ("self_",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import where
-
-        x = saved(self, "self_")
-        return where(x > 0, grad, grad * self.negative_slope),
-
-
-def _leaky_relu(input: Tensor, negative_slope: float) -> Tensor:
-    x = input._data
-    out = np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
-    res, node = record(LeakyReluBackward0, (input,), out)
-    if node is not None:
-        node.self_ = SavedTensor(input)
-        node.negative_slope = negative_slope
-    return res
-
-
-class LeakyReluBackward1(Node):
-    """The in-place form: the input is overwritten, so the (same-signed) result is saved."""
-
-    __slots__ = ("result", "negative_slope")
-    jvp = elementwise_jvp
-    _saved_fields = ("result",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import where
-
-        r = saved(self, "result")
-        return where(r > 0, grad, grad * self.negative_slope),
-
-
-def _leaky_relu_result_saved(input: Tensor, negative_slope: float) -> Tensor:
-    x = input._data
-    out = np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
-    res, node = record(LeakyReluBackward1, (input,), out)
-    if node is not None:
-        if negative_slope < 0:
-            raise RuntimeError(
-                "In-place leakyReLu backward calculation is triggered with a negative slope "
-                "which is not supported. This is caused by calling in-place forward function "
-                "with a negative slope, please call out-of-place version instead. File an issue "
-                "at https://github.com/pytorch/pytorch if you do require supporting in-place "
-                "leakRelu backward calculation with negative slope")
-        node.result = SavedTensor(res, True)
-        node.negative_slope = negative_slope
-    return res
-
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """``x if x > 0 else negative_slope * x`` (grad_fn ``LeakyReluBackward0``; in place ``1``)."""
-    if inplace:
-        return apply_inplace(input, _leaky_relu_result_saved, negative_slope)
-    return _leaky_relu(input, negative_slope)
-
-
-_erf_np = _erf_kernels.erf   # Note [Vectorised erf]
-
-
-class ErfBackward0(Node):
-    __slots__ = ("self_",)
-    jvp = elementwise_jvp
-    _saved_fields = ("self_",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import exp
-
-        x = saved(self, "self_")
-        return grad * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi))),
-
-
-def _erf(input: Tensor) -> Tensor:
-    x = _float_data(input)
-    res, node = record(ErfBackward0, (input,), _erf_np(x).astype(x.dtype, copy=False))
-    if node is not None:
-        node.self_ = SavedTensor(input)
-    return res
-
-
-@signature("erf(Tensor input, *, Tensor out=None)")
-def erf(input: Tensor) -> Tensor:
-    """Error function; integers give the default float dtype (grad_fn ``ErfBackward0``).
-
-    >>> import npgrad
-    >>> npgrad.erf(npgrad.tensor([0., 1.]))
-    tensor([0.0000, 0.8427])
-    """
-    return _erf(input)
-
-
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_GELU_C = 0.044715
-
-
-class GeluBackward0(Node):
-    __slots__ = ("self_", "approximate")
-    jvp = elementwise_jvp
-    _saved_fields = ("self_",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import exp, tanh as tanh_
-
-        x = saved(self, "self_")
-        if self.approximate == "tanh":
-            inner = (x + x * x * x * _GELU_C) * _SQRT_2_OVER_PI
-            th = tanh_(inner)
-            d_inner = (x * x * (3 * _GELU_C) + 1) * _SQRT_2_OVER_PI
-            return grad * ((th + 1) * 0.5 + x * 0.5 * (1 - th * th) * d_inner),
-        xd, gd = x._data, grad._data
-        if (not (_tls.mode == RECORDING and (grad._requires_grad or x._requires_grad))
-                and xd.dtype.kind == "f" and gd.dtype == xd.dtype and gd.shape == xd.shape):
-            # Note [Exact GELU's backward in one kernel]: no graph of the gradient is
-            # wanted, so it is computed in one float64 pass per block and rounded once,
-            # as the forward is (~10 NumPy passes and temporaries less than the ops).
-            return wrap(_erf_kernels.gelu_backward(gd, xd), _tls.mode),
-        cdf = (_erf(x * math.sqrt(0.5)) + 1) * 0.5
-        pdf = exp(x * x * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
-        return grad * (cdf + x * pdf),
-
-
-@signature('gelu(Tensor input, *, c10::string_view approximate="none", Tensor out=None)')
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """Gaussian error linear unit, exact (erf) or ``approximate='tanh'`` (grad_fn ``GeluBackward0``)."""
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    x = input._data
-    if approximate == "tanh":
-        out = 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_C * x * x * x)))
-    else:
-        out = _erf_kernels.gelu(x)
-    res, node = record(GeluBackward0, (input,), np.asarray(out).astype(x.dtype, copy=False))
-    if node is not None:
-        node.self_ = SavedTensor(input)
-        node.approximate = approximate
-    return res
-
-
-class SiluBackward0(Node):
-    __slots__ = ("self_",)
-    jvp = elementwise_jvp
-    _saved_fields = ("self_",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        s = sigmoid(x)
-        return grad * (s * (x * (1 - s) + 1)),
-
-
-def _silu(input: Tensor) -> Tensor:
-    from .pointwise import _np_sigmoid
-
-    x = input._data
-    res, node = record(SiluBackward0, (input,), (x * _np_sigmoid(x)).astype(x.dtype, copy=False))
-    if node is not None:
-        node.self_ = SavedTensor(input)
-    return res
-
-
-def _silu_of_copy(input: Tensor) -> Tensor:
-    # the in-place form saves a copy of the input: the write-back overwrites the original
-    from .shape import clone
-
-    return _silu(clone(input))
-
-
-def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    """``x * sigmoid(x)`` (grad_fn ``SiluBackward0``)."""
-    return apply_inplace(input, _silu_of_copy) if inplace else _silu(input)
-
-
-def _float_only(kernel: str, input: Tensor) -> np.ndarray:
-    """The data of a floating-only activation, or torch's error for an integral or bool input."""
-    from .. import _dtype
-
-    d = input._data
-    if d.dtype.kind != "f":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for "
-                                  f"'{_dtype.from_np(d.dtype).scalar_name}'")
-    return d
+# Note [Activations as entries]
+# Each elementwise activation is one ``Pointwise`` entry: torch's native signature (the one
+# its parser checks, so ``F.elu("x")`` gets torch's TypeError), the grad_fn name, the NumPy
+# forward, what the node saves and the derivative, which reads the node's kept parameters
+# under torch's names (``grad_fn._saved_negative_slope``).  An op whose in-place form saves
+# its result instead of its input (leaky_relu_, elu_, celu_: the input is overwritten) is a
+# second entry with its own grad_fn (``...Backward1``), as in torch.  The ``nn.functional``
+# spellings stay plain functions: in torch they are Python, which checks nothing itself.
+#
+# Kernels that compute in float64 and round once (``_in_float64``) say ``own_bfloat16``: they
+# take half precision themselves, so float16 is rounded once, not via float32.  Those torch
+# runs on bfloat16 too but npgrad does not yet refuse it with torch's kernel text ("V" in
+# ``refuses``), as before they were entries.
 
 
 def _in_float64(fn: Any, x: np.ndarray) -> np.ndarray:
@@ -210,20 +41,182 @@ def _in_float64(fn: Any, x: np.ndarray) -> np.ndarray:
         return np.asarray(fn(x.astype(np.float64, copy=False))).astype(x.dtype, copy=False)
 
 
+# -- leaky_relu ----------------------------------------------------------------------------
+
+def _leaky_relu_forward(x: np.ndarray, negative_slope: Any) -> np.ndarray:
+    return np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+
+
+LEAKY_RELU = Pointwise(
+    "leaky_relu(Tensor input, Scalar negative_slope=0.01)", grad_fn="LeakyReluBackward0",
+    forward=_leaky_relu_forward, params=("negative_slope",), floating=False, refuses="biuc",
+    kernel="leaky_relu_cpu", warns=False, saves="self",
+    derivative=lambda grad, x, slope: where(x > 0, grad, grad * slope))
+
+# the in-place form: the input is overwritten, so the (same-signed) result is saved
+LEAKY_RELU_INPLACE = Pointwise(
+    "leaky_relu_(Tensor input, Scalar negative_slope=0.01)", grad_fn="LeakyReluBackward1",
+    forward=_leaky_relu_forward, params=("negative_slope",), floating=False, refuses="biuc",
+    kernel="leaky_relu_cpu", warns=False, saves="result",
+    derivative=lambda grad, r, slope: where(r > 0, grad, grad * slope))
+
+_INPLACE_LEAKY_MSG = (
+    "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+    "supported. This is caused by calling in-place forward function with a negative slope, "
+    "please call out-of-place version instead. File an issue at "
+    "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+    "backward calculation with negative slope")
+
+
+def _leaky_relu_result_saved(input: Tensor, negative_slope: float) -> Tensor:
+    if negative_slope < 0 and _tls.mode == RECORDING and input._requires_grad:
+        raise RuntimeError(_INPLACE_LEAKY_MSG)  # torch refuses to record it
+    return LEAKY_RELU_INPLACE(input, negative_slope)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x if x > 0 else negative_slope * x`` (grad_fn ``LeakyReluBackward0``; in place ``1``).
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.leaky_relu(npgrad.tensor([-1., 2.]), 0.5)
+    tensor([-0.5000,  2.0000])
+    """
+    if inplace:
+        return apply_inplace(input, _leaky_relu_result_saved, negative_slope)
+    return LEAKY_RELU(input, negative_slope)
+
+
+# -- erf / gelu ------------------------------------------------------------------------------
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+ERF = Pointwise(
+    "erf(Tensor input, *, Tensor out=None)", grad_fn="ErfBackward0",
+    forward=_erf_kernels.erf,  # Note [Vectorised erf]: float64 work, rounded once
+    refuses="c", kernel="erf_vml_cpu", own_bfloat16=True, warns=False, saves="self",
+    derivative=lambda grad, x: grad * (exp(-(x * x)) * _TWO_OVER_SQRT_PI))
+
+
+@ERF.public
+def erf(input: Tensor) -> Tensor:
+    """Error function; integers give the default float dtype (grad_fn ``ErfBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.erf(npgrad.tensor([0., 1.]))
+    tensor([0.0000, 0.8427])
+    """
+    return ERF(input)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def _gelu_forward(x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        # the half types in float32, rounded once (Note [Half precision computes in float32])
+        v = x.astype(np.float32) if x.dtype.itemsize == 2 else x
+        out = 0.5 * v * (1 + np.tanh(_SQRT_2_OVER_PI * (v + _GELU_C * v * v * v)))
+    else:
+        out = _erf_kernels.gelu(x)
+    return np.asarray(out).astype(x.dtype, copy=False)
+
+
+def _gelu_derivative(grad: Tensor, x: Tensor, approximate: str) -> Tensor:
+    if approximate == "tanh":
+        inner = (x + x * x * x * _GELU_C) * _SQRT_2_OVER_PI
+        th = tanh(inner)
+        d_inner = (x * x * (3 * _GELU_C) + 1) * _SQRT_2_OVER_PI
+        return grad * ((th + 1) * 0.5 + x * 0.5 * (1 - th * th) * d_inner)
+    xd, gd = x._data, grad._data
+    if (not (_tls.mode == RECORDING and (grad._requires_grad or x._requires_grad))
+            and xd.dtype.kind == "f" and gd.dtype == xd.dtype and gd.shape == xd.shape):
+        # Note [Exact GELU's backward in one kernel]: no graph of the gradient is
+        # wanted, so it is computed in one float64 pass per block and rounded once,
+        # as the forward is (~10 NumPy passes and temporaries less than the ops).
+        return wrap(_erf_kernels.gelu_backward(gd, xd), _tls.mode)
+    cdf = (erf(x * math.sqrt(0.5)) + 1) * 0.5
+    pdf = exp(x * x * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
+    return grad * (cdf + x * pdf)
+
+
+GELU = Pointwise(
+    'gelu(Tensor input, *, c10::string_view approximate="none", Tensor out=None)',
+    grad_fn="GeluBackward0", forward=_gelu_forward, params=("approximate",), floating=False,
+    refuses="biuc", kernel="GeluKernelImpl", own_bfloat16=True, warns=False, saves="self",
+    derivative=_gelu_derivative)
+
+
+@GELU.public
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit, exact (erf) or ``approximate='tanh'`` (grad_fn ``GeluBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.gelu(npgrad.tensor([0., 1.]))
+    tensor([0.0000, 0.8413])
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return GELU(input, approximate)
+
+
+# -- silu ------------------------------------------------------------------------------------
+
+def _silu_derivative(grad: Tensor, x: Tensor) -> Tensor:
+    s = sigmoid(x)
+    return grad * (s * (x * (1 - s) + 1))
+
+
+SILU = Pointwise(
+    "silu(Tensor input)", grad_fn="SiluBackward0",
+    forward=lambda x: (x * _np_sigmoid(x)).astype(x.dtype, copy=False), floating=False,
+    refuses="biu", kernel="silu_cpu", warns=False, saves="self", derivative=_silu_derivative)
+
+
+def _silu(input: Tensor) -> Tensor:
+    if (isinstance(input, Tensor) and input._data.dtype.kind == "c" and _tls.mode == RECORDING
+            and input._requires_grad):  # torch computes it, but records no complex gradient
+        raise RuntimeError("silu does not support automatic differentiation for outputs with "
+                           "complex dtype.")
+    return SILU(input)
+
+
+def _silu_of_copy(input: Tensor) -> Tensor:
+    # the in-place form saves a copy of the input: the write-back overwrites the original
+    return _silu(clone(input))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (grad_fn ``SiluBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.silu(npgrad.tensor([0.]))
+    tensor([0.])
+    """
+    return apply_inplace(input, _silu_of_copy) if inplace else _silu(input)
+
+
 # -- softplus -------------------------------------------------------------------------------
 
-class SoftplusBackward0(PointwiseNode):
-    __slots__ = ("beta", "threshold")
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import where
-
-        z = saved(self, "self_") * self.beta
-        return where(z > self.threshold, grad, grad * sigmoid(z)),
+def _softplus_forward(x: np.ndarray, beta: Any, threshold: Any) -> np.ndarray:
+    # the branch is chosen in the input's precision, as torch's kernel does
+    linear = x * x.dtype.type(beta) > x.dtype.type(threshold)
+    return np.where(linear, x, _in_float64(lambda v: np.logaddexp(0.0, v * beta) / beta, x))
 
 
-@signature("softplus(Tensor input, Scalar beta=1, Scalar threshold=20, *, Tensor out=None)")
+def _softplus_derivative(grad: Tensor, x: Tensor, beta: Any, threshold: Any) -> Tensor:
+    z = x * beta
+    return where(z > threshold, grad, grad * sigmoid(z))
+
+
+SOFTPLUS = Pointwise(
+    "softplus(Tensor input, Scalar beta=1, Scalar threshold=20, *, Tensor out=None)",
+    grad_fn="SoftplusBackward0", forward=_softplus_forward, params=("beta", "threshold"),
+    floating=False, refuses="biuVc", kernel="softplus_cpu", own_bfloat16=True, warns=False,
+    saves="self", derivative=_softplus_derivative)
+
+
+@SOFTPLUS.public
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
 
@@ -231,15 +224,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> npgrad.nn.functional.softplus(npgrad.tensor([0.]))
     tensor([0.6931])
     """
-    x = _float_only("softplus_cpu", input)
-    # the branch is chosen in the input's precision, as torch's kernel does
-    linear = x * x.dtype.type(beta) > x.dtype.type(threshold)
-    out = np.where(linear, x, _in_float64(lambda v: np.logaddexp(0.0, v * beta) / beta, x))
-    res = unary(SoftplusBackward0, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.beta, node.threshold = beta, threshold
-    return res
+    return SOFTPLUS(input, beta, threshold)
 
 
 # -- elu / selu / celu: one formula, alpha * scale * (exp(x * input_scale) - 1) below 0 --------
@@ -251,62 +236,55 @@ _INPLACE_ELU_MSG = ("In-place elu backward calculation is triggered with a negat
                     "a negative slope, please call out-of-place version instead.")
 
 
-class EluBackward0(PointwiseNode):
-    __slots__ = ("alpha", "scale", "input_scale")
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import clamp, exp, where
-
-        x = saved(self, "self_")
-        # exp of min(x, 0): the unused branch must not overflow, or its zero gradient
-        # times inf gives NaN in double backward
-        neg = grad * (exp(clamp(x, max=0.0) * self.input_scale)
-                      * (self.input_scale * self.alpha * self.scale))
-        return where(x <= 0, neg, grad * self.scale),  # torch's test: NaN takes the x > 0 side
+def _elu_forward(x: np.ndarray, alpha: Any, scale: Any, input_scale: Any) -> np.ndarray:
+    return _in_float64(lambda v: np.where(v > 0, v * scale,
+                                          np.expm1(v * input_scale) * (alpha * scale)), x)
 
 
-class EluBackward1(PointwiseNode):
-    """The in-place form: the input is overwritten, so the (same-signed) result is saved."""
-
-    __slots__ = ("alpha", "scale", "input_scale")
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import where
-
-        if self.alpha < 0:
-            raise RuntimeError(_INPLACE_ELU_MSG)
-        r = saved(self, "result")
-        neg = grad * ((r + self.alpha * self.scale) * self.input_scale)
-        return where(r <= 0, neg, grad * self.scale),
+def _elu_derivative(grad: Tensor, x: Tensor, alpha: Any, scale: Any, input_scale: Any) -> Tensor:
+    # exp of min(x, 0): the unused branch must not overflow, or its zero gradient
+    # times inf gives NaN in double backward
+    below = grad * (exp(clamp(x, max=0.0) * input_scale) * (input_scale * alpha * scale))
+    return where(x <= 0, below, grad * scale)  # torch's test: NaN takes the x > 0 side
 
 
-class CeluBackward0(EluBackward0):
-    __slots__ = ()
+def _elu_result_derivative(grad: Tensor, r: Tensor, alpha: Any, scale: Any,
+                           input_scale: Any) -> Tensor:
+    """The in-place form's rule, from the result: ``exp(x * s) * a * c == r + a * c`` below 0."""
+    if alpha < 0:
+        raise RuntimeError(_INPLACE_ELU_MSG)
+    below = grad * ((r + alpha * scale) * input_scale)
+    return where(r <= 0, below, grad * scale)
 
 
-class CeluBackward1(EluBackward1):
-    __slots__ = ()
+_ELU_PARAMS = ("alpha", "scale", "input_scale")
 
+ELU = Pointwise(
+    "elu(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, "
+    "Tensor out=None)", grad_fn="EluBackward0", forward=_elu_forward, params=_ELU_PARAMS,
+    floating=False, refuses="biuVc", kernel="elu_cpu", own_bfloat16=True, warns=False,
+    saves="self", derivative=_elu_derivative)
 
-def _elu(input: Tensor, alpha: float, scale: float, input_scale: float, cls: Any) -> Tensor:
-    x = _float_only("elu_cpu", input)
-    out = _in_float64(lambda v: np.where(v > 0, v * scale,
-                                         np.expm1(v * input_scale)
-                                         * (alpha * scale)), x)
-    res = unary(cls, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.alpha, node.scale, node.input_scale = alpha, scale, input_scale
-    return res
+ELU_INPLACE = Pointwise(
+    "elu_(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1)",
+    grad_fn="EluBackward1", forward=_elu_forward, params=_ELU_PARAMS, floating=False,
+    refuses="biuVc", kernel="elu_cpu", own_bfloat16=True, warns=False, saves="result",
+    derivative=_elu_result_derivative)
 
+# celu is elu with input_scale = 1 / alpha; torch's node keeps alpha alone
+CELU = Pointwise(
+    "celu(Tensor input, Scalar alpha=1.0)", grad_fn="CeluBackward0",
+    forward=lambda x, alpha: _elu_forward(x, alpha, 1, 1.0 / alpha), params=("alpha",),
+    floating=False, refuses="biuVc", kernel="elu_cpu", own_bfloat16=True, warns=False,
+    saves="self", derivative=lambda grad, x, alpha: _elu_derivative(grad, x, alpha, 1,
+                                                                      1.0 / alpha))
 
-def _elu_family(input: Tensor, alpha: float, scale: float, input_scale: float,
-                inplace: bool, classes: tuple) -> Tensor:
-    if inplace:
-        return apply_inplace(input, _elu, alpha, scale, input_scale, classes[1])
-    return _elu(input, alpha, scale, input_scale, classes[0])
+CELU_INPLACE = Pointwise(
+    "celu_(Tensor input, Scalar alpha=1.0)", grad_fn="CeluBackward1",
+    forward=lambda x, alpha: _elu_forward(x, alpha, 1, 1.0 / alpha), params=("alpha",),
+    floating=False, refuses="biuVc", kernel="elu_cpu", own_bfloat16=True, warns=False,
+    saves="result", derivative=lambda grad, r, alpha: _elu_result_derivative(
+        grad, r, alpha, 1, 1.0 / alpha))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -316,7 +294,9 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> npgrad.nn.functional.elu(npgrad.tensor([1., 0.]))
     tensor([1., 0.])
     """
-    return _elu_family(input, alpha, 1.0, 1.0, inplace, (EluBackward0, EluBackward1))
+    if inplace:
+        return apply_inplace(input, ELU_INPLACE, alpha, 1, 1)
+    return ELU(input, alpha, 1, 1)
 
 
 @signature("elu_(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1)")
@@ -331,8 +311,12 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> npgrad.nn.functional.selu(npgrad.tensor([0.]))
     tensor([0.])
     """
-    return _elu_family(input, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace,
-                       (EluBackward0, EluBackward1))
+    if inplace:
+        return apply_inplace(input, ELU_INPLACE, _SELU_ALPHA, _SELU_SCALE, 1)
+    return _SELU(input, _SELU_ALPHA, _SELU_SCALE, 1)
+
+
+_SELU = ELU.alias("selu")  # torch's parser names selu in its errors
 
 
 @signature("selu_(Tensor input)")
@@ -349,7 +333,9 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _elu_family(input, alpha, 1.0, 1.0 / alpha, inplace, (CeluBackward0, CeluBackward1))
+    if inplace:
+        return apply_inplace(input, CELU_INPLACE, alpha)
+    return CELU(input, alpha)
 
 
 @signature("celu_(Tensor input, Scalar alpha=1.0)")
@@ -359,33 +345,26 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 # -- hardtanh / relu6 / hardsigmoid / hardswish ------------------------------------------------
 
-class HardtanhBackward0(PointwiseNode):
-    """Gradient only strictly inside (min_val, max_val): 0 at the bounds, as torch's."""
-
-    __slots__ = ("min_val", "max_val")
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import where
-
-        x = saved(self, "self_")
-        return where((x > self.min_val) & (x < self.max_val), grad, 0.0),
-
-
-def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
-    x = input._data
+def _hardtanh_forward(x: np.ndarray, min_val: Any, max_val: Any) -> np.ndarray:
     if x.dtype.kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if x.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     convert = int if x.dtype.kind in "iu" else float  # integral inputs truncate the bounds
     lo, hi = x.dtype.type(convert(min_val)), x.dtype.type(convert(max_val))
     # Explicit comparisons, not np.clip: a value equal to a bound (-0. against 0.) and NaN pass
     # through unchanged, as torch's clamp keeps them; np.clip's choice there varies by NumPy.
-    out = np.where(x < lo, lo, np.where(x > hi, hi, x))
-    res = unary(HardtanhBackward0, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.min_val, node.max_val = min_val, max_val
-    return res
+    return np.where(x < lo, lo, np.where(x > hi, hi, x))
+
+
+HARDTANH = Pointwise(
+    "hardtanh(Tensor input, Scalar min_val=-1, Scalar max_val=1, *, Tensor out=None)",
+    grad_fn="HardtanhBackward0", forward=_hardtanh_forward, params=("min_val", "max_val"),
+    floating=False, warns=False, saves="self",
+    # the gradient passes strictly inside (min_val, max_val): 0 at the bounds, as torch's
+    derivative=lambda grad, x, lo, hi: where((x > lo) & (x < hi), grad, 0.0))
+
+_RELU6 = HARDTANH.alias("relu6")  # torch's relu6 is hardtanh(0, 6), named relu6 in errors
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
@@ -399,8 +378,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
-        return apply_inplace(input, _hardtanh, min_val, max_val)
-    return _hardtanh(input, min_val, max_val)
+        return apply_inplace(input, HARDTANH, min_val, max_val)
+    return HARDTANH(input, min_val, max_val)
 
 
 @signature("hardtanh_(Tensor input, Scalar min_val=-1, Scalar max_val=1)")
@@ -415,28 +394,20 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     >>> npgrad.nn.functional.relu6(npgrad.tensor([-1., 7.]))
     tensor([0., 6.])
     """
-    return hardtanh(input, 0.0, 6.0, inplace)
+    if inplace:
+        return apply_inplace(input, _RELU6, 0, 6)
+    return _RELU6(input, 0, 6)
 
 
 _ONE_SIXTH_F32 = float(np.float32(1.0 / 6.0))
 
-
-class HardsigmoidBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import where
-
-        x = saved(self, "self_")
-        # torch's kernel multiplies by 1/6 rounded to float32, in every dtype
-        return where((x > -3.0) & (x < 3.0), grad * _ONE_SIXTH_F32, 0.0),
-
-
-def _hardsigmoid(input: Tensor) -> Tensor:
-    x = _float_only("hardsigmoid_cpu", input)
-    return unary(HardsigmoidBackward0, input, _in_float64(
-        lambda v: np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0, x))
+HARDSIGMOID = Pointwise(
+    "hardsigmoid(Tensor input, *, Tensor out=None)", grad_fn="HardsigmoidBackward0",
+    forward=lambda x: _in_float64(lambda v: np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0, x),
+    floating=False, refuses="biuVc", kernel="hardsigmoid_cpu", own_bfloat16=True, warns=False,
+    saves="self",
+    # torch's kernel multiplies by 1/6 rounded to float32, in every dtype
+    derivative=lambda grad, x: where((x > -3.0) & (x < 3.0), grad * _ONE_SIXTH_F32, 0.0))
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
@@ -446,25 +417,20 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     >>> npgrad.nn.functional.hardsigmoid(npgrad.tensor([0.]))
     tensor([0.5000])
     """
-    return apply_inplace(input, _hardsigmoid) if inplace else _hardsigmoid(input)
+    return apply_inplace(input, HARDSIGMOID) if inplace else HARDSIGMOID(input)
 
 
-class HardswishBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import where
-
-        x = saved(self, "self_")
-        inner = where(x < 3.0, grad * (x / 3 + 0.5), grad)
-        return where(x <= -3.0, 0.0, inner),
+def _hardswish_derivative(grad: Tensor, x: Tensor) -> Tensor:
+    inner = where(x < 3.0, grad * (x / 3 + 0.5), grad)
+    return where(x <= -3.0, 0.0, inner)
 
 
-def _hardswish(input: Tensor) -> Tensor:
-    x = _float_only("hardswish_cpu", input)
-    return unary(HardswishBackward0, input, _in_float64(
-        lambda v: v * np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0, x))
+HARDSWISH = Pointwise(
+    "hardswish(Tensor input)", grad_fn="HardswishBackward0",
+    forward=lambda x: _in_float64(lambda v: v * np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0,
+                                  x),
+    floating=False, refuses="biuVc", kernel="hardswish_cpu", own_bfloat16=True, warns=False,
+    saves="self", derivative=_hardswish_derivative)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -474,27 +440,21 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> npgrad.nn.functional.hardswish(npgrad.tensor([3.]))
     tensor([3.])
     """
-    return apply_inplace(input, _hardswish) if inplace else _hardswish(input)
+    return apply_inplace(input, HARDSWISH) if inplace else HARDSWISH(input)
 
 
 # -- mish / logsigmoid / softsign ------------------------------------------------------------
 
-class MishBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import tanh
-
-        x = saved(self, "self_")
-        t = tanh(softplus(x))
-        return grad * (t + x * sigmoid(x) * (1 - t * t)),
+def _mish_derivative(grad: Tensor, x: Tensor) -> Tensor:
+    t = tanh(softplus(x))
+    return grad * (t + x * sigmoid(x) * (1 - t * t))
 
 
-def _mish(input: Tensor) -> Tensor:
-    x = _float_only("mish_cpu", input)
-    return unary(MishBackward0, input, _in_float64(
-        lambda v: v * np.tanh(np.logaddexp(0.0, v)), x))
+MISH = Pointwise(
+    "mish(Tensor input)", grad_fn="MishBackward0",
+    forward=lambda x: _in_float64(lambda v: v * np.tanh(np.logaddexp(0.0, v)), x),
+    floating=False, refuses="biuVc", kernel="mish_cpu", own_bfloat16=True, warns=False,
+    saves="self", derivative=_mish_derivative)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -504,18 +464,18 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> npgrad.nn.functional.mish(npgrad.tensor([0.]))
     tensor([0.])
     """
-    return apply_inplace(input, _mish) if inplace else _mish(input)
+    return apply_inplace(input, MISH) if inplace else MISH(input)
 
 
-class LogSigmoidBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
+LOG_SIGMOID = Pointwise(
+    "log_sigmoid(Tensor input, *, Tensor out=None)", grad_fn="LogSigmoidBackward0",
+    forward=lambda x: _in_float64(lambda v: np.minimum(v, 0.0) - np.log1p(np.exp(-np.abs(v))),
+                                  x),
+    floating=False, refuses="biuVc", kernel="log_sigmoid_cpu", own_bfloat16=True, warns=False,
+    saves="self", derivative=lambda grad, x: grad * sigmoid(-x))
 
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * sigmoid(-saved(self, "self_")),
 
-
-@signature("log_sigmoid(Tensor input, *, Tensor out=None)")
+@LOG_SIGMOID.public
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, computed without overflow (grad_fn ``LogSigmoidBackward0``).
 
@@ -523,9 +483,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     >>> npgrad.nn.functional.logsigmoid(npgrad.tensor([0.]))
     tensor([-0.6931])
     """
-    x = _float_only("log_sigmoid_cpu", input)
-    return unary(LogSigmoidBackward0, input, _in_float64(
-        lambda v: np.minimum(v, 0.0) - np.log1p(np.exp(-np.abs(v))), x))
+    return LOG_SIGMOID(input)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -535,18 +493,12 @@ def softsign(input: Tensor) -> Tensor:
     >>> npgrad.nn.functional.softsign(npgrad.tensor([1.]))
     tensor([0.5000])
     """
-    from .pointwise import abs as abs_
-
-    if input._data.dtype.kind == "b":
-        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return input / (abs_(input) + 1)
 
 
 # -- softmin / glu ----------------------------------------------------------------------------
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    import warnings
-
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                   "to include dim=X as an argument.", stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
@@ -560,8 +512,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     >>> npgrad.nn.functional.softmin(npgrad.tensor([0., 0.]), dim=0)
     tensor([0.5000, 0.5000])
     """
-    from .pointwise import neg
-    from .reduction import softmax
+    from .reduction import softmax  # the reductions sit above the activations
 
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
@@ -569,14 +520,13 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 
 class GluBackward0(Node):
-    """``a * sigmoid(b)`` for the halves ``a, b`` of ``self`` along ``dim``."""
+    """``a * sigmoid(b)`` for the halves ``a, b`` of ``self`` along ``dim``: not elementwise
+    (an output reads two inputs), so a node of its own rather than a ``Pointwise`` entry."""
 
     __slots__ = ("self_", "dim")
     _saved_fields = ("self_",)
 
     def backward(self, grad: Tensor) -> tuple:
-        from .shape import cat, chunk
-
         a, b = chunk(saved(self, "self_"), 2, self.dim)
         s = sigmoid(b)
         return cat([grad * s, grad * a * s * (1 - s)], self.dim),
@@ -589,9 +539,6 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     >>> npgrad.nn.functional.glu(npgrad.tensor([2., 0.]))
     tensor([1.])
     """
-    from ._shape_util import wrap_dim
-    from .pointwise import _np_sigmoid
-
     x = input._data
     if x.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
@@ -599,7 +546,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if x.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{x.shape[d]}")
-    _float_only("glu_cpu", input)
+    not_implemented_for("glu_cpu", x.dtype, "biuVc")
     a, b = np.split(x, 2, axis=d)
     res, node = record(GluBackward0, (input,), a * _np_sigmoid(b))
     if node is not None:

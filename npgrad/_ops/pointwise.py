@@ -1,4 +1,4 @@
-"""Pointwise ops: each node class is one op's grad_fn, its forward and backward side by side.
+"""Pointwise ops: each one an entry of the op registry (its grad_fn class built from it).
 
 Backward rules are written in npgrad's own ops, so they are differentiable when
 the engine runs them with ``create_graph=True`` (Note [The per-op path]).
@@ -18,16 +18,15 @@ from .._forward import FW, tangent_of
 from .._tensor import Tensor, wrap
 from ..autograd.forward_rules import elementwise_jvp
 from ._core import (BinaryNode, Node, NotImplementedBackward, SavedTensor, UnaryNode, as_array,
-                    binary, binary_arrays,
-                    binary_op, save_value,
-                    binary_compute, check_int_scalar, check_not_freed, float_arrays, is_tensor,
-                    node_of, record, requires_grad, saved, unary, zero_where)
+                    binary_arrays, binary_compute, check_int_scalar, is_tensor,
+                    node_of, record, saved, unary, zero_where)
 from ._shape_util import broadcast_shapes
 from .checks import not_implemented_for
-from .registry import Pointwise, PointwiseBinary
+from .registry import Pointwise, PointwiseBinary, conjugate_of
 from .signature import signature
 
 _float_np = _dtype.float_result_np
+ndarray = np.ndarray
 
 
 class PointwiseNode(UnaryNode):
@@ -57,30 +56,18 @@ def _unary_float(cls: Any, ufunc: Any, x: Tensor) -> Tensor:
         return unary(cls, x, ufunc(_float_data(x)))
 
 
-# -- add / sub / rsub ------------------------------------------------------------
-
-class AddBackward0(PointwiseBinaryNode):
-    __slots__ = ("alpha",)
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.alpha = 1
-
-    def backward(self, grad: Tensor) -> tuple:
-        alpha = self.alpha
-        return grad, (grad if alpha == 1 else grad * alpha)
-
-
-class SubBackward0(AddBackward0):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        alpha = self.alpha
-        return grad, (-grad if alpha == 1 else grad * -alpha)
-
+# -- add / sub / rsub: entries of the op registry (Note [An op is an entry]) -----------------
+#
+# The arithmetic entries say ``ufunc``: called with their parameters' defaults (alpha=1)
+# they run on the arithmetic fast path, ``_core.binary_op``, and the Tensor operators
+# record the very node classes these entries build (Note [Operators with their own fast
+# path]); ``AddBackward0`` and the other names below are those classes, for the modules
+# that record them by hand (sparse tensors).
 
 def _is_floating(x: Any) -> bool:
-    dt = getattr(x, "dtype", None)
-    return dt.kind in "fV" if dt is not None else isinstance(x, float)  # "V": bfloat16
+    if type(x) is Tensor or isinstance(x, Tensor):
+        return x._data.dtype.kind in "fVc"  # "V": bfloat16
+    return isinstance(x, (float, complex))
 
 
 def _check_alpha(a: Any, b: Any, alpha: Any) -> None:
@@ -91,18 +78,46 @@ def _check_alpha(a: Any, b: Any, alpha: Any) -> None:
                            "point number.")
 
 
-def _add_like(cls: Any, ufunc: Any, input: Any, other: Any, alpha: Any) -> Tensor:
-    ad, bd = binary_arrays(input, other)
-    if alpha != 1:
-        _check_alpha(ad, bd, alpha)
-        bd = bd * alpha if isinstance(bd, np.ndarray) else np.asarray(bd * alpha, ad.dtype)
-        if isinstance(bd, np.ndarray) and isinstance(ad, np.ndarray) and bd.dtype != ad.dtype:
-            bd = bd.astype(np.result_type(ad, bd), copy=False)
-    res = binary(cls, input, other, binary_compute(ufunc, ad, bd))
-    node = node_of(res)
-    if alpha != 1 and node is not None:
-        node.alpha = alpha
-    return res
+def _scaled(b: Any, alpha: Any, like: Any) -> Any:
+    """``alpha * b`` in the operands' result dtype (``like`` is the other operand), alpha
+    taken in that dtype as torch takes it: wrapped for integers, ``True`` for bools."""
+    if alpha == 1:
+        return b
+    if type(b) is not ndarray:  # a Python number: the product wraps into the tensor's dtype
+        product = np.array(b * alpha)
+        return product.astype(like.dtype) if type(like) is ndarray else product
+    if b.dtype.kind == "b":
+        return np.logical_and(b, bool(alpha))
+    scaled = b * alpha
+    if type(like) is ndarray and scaled.dtype != like.dtype:
+        scaled = scaled.astype(np.result_type(like, scaled), copy=False)
+    return scaled
+
+
+def _alpha_rule(sign: int) -> Callable:
+    """The gradient of ``other`` in ``self + sign * alpha * other``: ``grad * sign * alpha``
+    (conjugated, Note [Complex gradients by conjugation])."""
+    def rule(grad: Tensor, alpha: Any) -> Tensor:
+        if alpha == 1:
+            return grad if sign > 0 else -grad
+        return grad * conjugate_of(alpha * sign)
+    return rule
+
+
+def _add_forward(a: Any, b: Any, alpha: Any) -> np.ndarray:
+    return np.add(a, _scaled(b, alpha, a))
+
+
+def _sub_forward(a: Any, b: Any, alpha: Any) -> np.ndarray:
+    return np.subtract(a, _scaled(b, alpha, a))
+
+
+ADD = PointwiseBinary(
+    "add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",
+    grad_fn="AddBackward0", forward=_add_forward,
+    ufunc=np.add, scalar_other=True, params=("alpha",), defaults=(1,), warns=False, saves=(),
+    derivatives=(lambda grad, alpha: grad, _alpha_rule(1)))
+AddBackward0 = ADD.node
 
 
 @signature("add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)")
@@ -114,10 +129,17 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     tensor([2., 3.])
     """
     if alpha == 1:
-        if type(input) is not Tensor and not isinstance(input, Tensor):
-            input, other = other, input  # a + b == b + a; alpha scales `other` only, so no swap below
-        return binary_op(AddBackward0, np.add, input, other)
-    return _add_like(AddBackward0, np.add, input, other, alpha)
+        return ADD(input, other)
+    _check_alpha(input, other, alpha)
+    return ADD(input, other, alpha)
+
+
+SUB = PointwiseBinary(
+    "sub(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",
+    grad_fn="SubBackward0", forward=_sub_forward,
+    ufunc=np.subtract, scalar_other=True, params=("alpha",), defaults=(1,), warns=False,
+    saves=(), derivatives=(lambda grad, alpha: grad, _alpha_rule(-1)))
+SubBackward0 = SUB.node
 
 
 @signature("sub(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)")
@@ -125,8 +147,9 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other`` (grad_fn ``SubBackward0``)."""
     _check_bool_sub(input, other)
     if alpha == 1:
-        return binary_op(SubBackward0, np.subtract, input, other)
-    return _add_like(SubBackward0, np.subtract, input, other, alpha)
+        return SUB(input, other)
+    _check_alpha(input, other, alpha)
+    return SUB(input, other, alpha)
 
 
 @signature("subtract(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",
@@ -155,24 +178,28 @@ def _check_bool_sub(a: Any, b: Any) -> None:
                            "operator instead.")
 
 
-class RsubBackward1(PointwiseNode):
-    __slots__ = ("alpha",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return (-grad if self.alpha == 1 else grad * -self.alpha),
+def _rsub_forward(a: Any, b: Any, alpha: Any) -> np.ndarray:
+    """``b - alpha * a`` on operands of the result dtype."""
+    return binary_compute(np.subtract, b, a if alpha == 1 else np.asarray(a * alpha, a.dtype))
 
 
-class RsubBackward0(PointwiseBinaryNode):
-    """``other - alpha * self`` with two tensors."""
+RSUB = PointwiseBinary(
+    "rsub(Tensor input, Tensor other, *, Scalar alpha=1)", grad_fn="RsubBackward0",
+    forward=_rsub_forward, params=("alpha",), defaults=(1,), warns=False, saves=(),
+    derivatives=(_alpha_rule(-1), lambda grad, alpha: grad),
+    also=("rsub(Tensor input, Scalar other, Scalar alpha=1)",))
 
-    __slots__ = ("alpha",)
 
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.alpha = 1
+def _rsub_scalar_forward(d: np.ndarray, other: Any, alpha: Any) -> np.ndarray:
+    ad, bd = binary_arrays(d, other)
+    return binary_compute(np.subtract, bd, ad * alpha if alpha != 1 else ad)
 
-    def backward(self, grad: Tensor) -> tuple:
-        alpha = self.alpha
-        return (-grad if alpha == 1 else grad * -alpha), grad
+
+RSUB_SCALAR = Pointwise(
+    "rsub(Tensor input, Scalar other, Scalar alpha=1)", grad_fn="RsubBackward1",
+    forward=_rsub_scalar_forward, params=("other", "alpha"), keeps=("alpha",),
+    floating=False, own_bfloat16=True, warns=False, saves="",
+    derivative=_alpha_rule(-1), also=("rsub(Tensor input, Tensor other, *, Scalar alpha=1)",))
 
 
 @signature("rsub(Tensor input, Tensor other, *, Scalar alpha=1)",
@@ -180,40 +207,23 @@ class RsubBackward0(PointwiseBinaryNode):
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * input``: RsubBackward0 for a tensor ``other``, RsubBackward1 for a scalar."""
     _check_bool_sub(other, input)
+    if alpha != 1:
+        _check_alpha(input, other, alpha)
     if is_tensor(other):
-        ad, bd = binary_arrays(input, other)
-        if alpha != 1:
-            _check_alpha(ad, bd, alpha)
-            ad = np.asarray(ad * alpha, dtype=ad.dtype)
-        res = binary(RsubBackward0, input, other, binary_compute(np.subtract, bd, ad))
-        node = node_of(res)
-        if alpha != 1 and node is not None:
-            node.alpha = alpha
-        return res
-    ad, bd = binary_arrays(input, other)
-    res = unary(RsubBackward1, input, binary_compute(np.subtract, bd,
-                                                     ad * alpha if alpha != 1 else ad))
-    node = node_of(res)
-    if node is not None:
-        node.alpha = alpha
-    return res
+        return RSUB(input, other, alpha)
+    return RSUB_SCALAR(input, other, alpha)
 
 
 # -- mul / div -------------------------------------------------------------------
 
-class MulBackward0(PointwiseBinaryNode):
-    __slots__ = ()
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        # both slots set (None: not saved), so that releasing them reads no unset slot
-        edges = self.next_functions
-        self.other = save_value(b) if edges[0][0] is not None else None
-        self.self_ = SavedTensor(a) if edges[1][0] is not None else None
-
-    def backward(self, grad: Tensor) -> tuple:
-        ga = grad * saved(self, "other") if self.next_functions[0][0] is not None else None
-        gb = grad * saved(self, "self_") if self.next_functions[1][0] is not None else None
-        return ga, gb
+MUL = PointwiseBinary(
+    "mul(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="MulBackward0",
+    forward=np.multiply, ufunc=np.multiply, scalar_other=True, warns=False,
+    saves=("self", "other"), reads=(("other",), ("self",)),
+    derivatives=(lambda grad, x, y: grad * conjugate_of(y),
+                 lambda grad, x, y: grad * conjugate_of(x)),
+    also=("mul(Tensor input, Scalar other, *, Tensor out=None)",))
+MulBackward0 = MUL.node
 
 
 @signature("mul(Tensor input, Tensor other, *, Tensor out=None)",
@@ -226,9 +236,7 @@ def mul(input: Any, other: Any) -> Tensor:
     >>> x * 2
     tensor([2.], grad_fn=<MulBackward0>)
     """
-    if type(input) is not Tensor and not isinstance(input, Tensor):
-        input, other = other, input
-    return binary_op(MulBackward0, np.multiply, input, other)
+    return MUL(input, other)
 
 
 @signature("multiply(Tensor input, Tensor other, *, Tensor out=None)",
@@ -238,37 +246,49 @@ def multiply(input: Any, other: Any) -> Tensor:
     return mul.__wrapped__(input, other)
 
 
-class DivBackward0(PointwiseBinaryNode):
-    __slots__ = ()
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.other = save_value(b)
-        if self.next_functions[1][0] is not None:
-            self.self_ = SavedTensor(a)
-
-    def backward(self, grad: Tensor) -> tuple:
-        other = saved(self, "other")
-        ga = grad / other if self.next_functions[0][0] is not None else None
-        gb = None
-        if self.next_functions[1][0] is not None:
-            gb = -grad * saved(self, "self_") / (other * other)
-        return ga, gb
+def _div_other_rule(grad: Tensor, x: Tensor, y: Any) -> Tensor:
+    """d(x / y)/dy = -x / y**2 (conjugated for complex)."""
+    return -grad * conjugate_of(x) / conjugate_of(y * y)
 
 
-class DivBackward2(PointwiseBinaryNode):
-    """Division with a rounding mode: piecewise constant, so the gradient is zero."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # torch saves the divisor (Note [Saved values kept outside SavedTensor])
-        return (zeros_like_grad(grad) if self.next_functions[0][0] is not None else None,
-                zeros_like_grad(grad) if self.next_functions[1][0] is not None else None)
+DIV = PointwiseBinary(
+    "div(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="DivBackward0",
+    forward=np.true_divide, floating=True, scalar_other=True,
+    saves=("self", "other"), reads=(("other",), ("self", "other")),
+    derivatives=(lambda grad, x, y: grad / conjugate_of(y), _div_other_rule),
+    also=("div(Tensor input, Tensor other, *, c10::string_view? rounding_mode, "
+          "Tensor out=None)", "div(Tensor input, Scalar other, *, c10::string_view? "
+          "rounding_mode)"))
+DivBackward0 = DIV.node
 
 
 def zeros_like_grad(grad: Tensor) -> Tensor:
-    """A zero gradient shaped like ``grad``, without history (``zeros_like_grad(grad)`` would keep NaNs)."""
+    """A zero gradient shaped like ``grad``, without history (``grad * 0`` would keep NaNs)."""
     return wrap(np.zeros_like(grad._data), _tls.mode)
+
+
+def _rounding_forward(a: Any, b: Any, mode: str) -> np.ndarray:
+    not_implemented_for(f"div_{mode}_cpu", np.result_type(a, b), "c")  # no complex kernel
+    _check_int_zero_division(b, a)
+    if mode == "floor":
+        return binary_compute(np.floor_divide, a, b)
+    if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
+        return _int_trunc_divide(a, b)
+    return np.trunc(binary_compute(np.true_divide, a, b))
+
+
+# Division rounded toward zero or down is piecewise constant: torch's gradient is zero, and
+# its node still saves the operands (DivBackward2 keeps ``other``, and ``self`` when the
+# divisor needs a gradient, as DivBackward0 does).
+DIV_ROUNDING = PointwiseBinary(
+    "div(Tensor input, Tensor other, *, c10::string_view? rounding_mode, Tensor out=None)",
+    grad_fn="DivBackward2", forward=_rounding_forward, scalar_other=True,
+    params=("rounding_mode",), defaults=(None,), saves=("self", "other"),
+    reads=(("other",), ("self", "other")),
+    derivatives=(lambda grad, x, y, mode: zeros_like_grad(grad),
+                 lambda grad, x, y, mode: zeros_like_grad(grad)),
+    also=("div(Tensor input, Tensor other, *, Tensor out=None)",
+          "div(Tensor input, Scalar other, *, c10::string_view? rounding_mode)"))
 
 
 @signature("div(Tensor input, Tensor other, *, Tensor out=None)",
@@ -277,30 +297,11 @@ def zeros_like_grad(grad: Tensor) -> Tensor:
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """True division (int / int gives the default float dtype); grad_fn ``DivBackward0``."""
     if rounding_mode is not None:
-        ad, bd = binary_arrays(input, other)
-        return _rounding_div(input, other, ad, bd, rounding_mode)
-    ad_f, bd_f = float_arrays(input, other)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = binary_compute(np.true_divide, ad_f, bd_f)
-    if not is_tensor(input):  # scalar / tensor: torch computes other.reciprocal() * input
-        return mul(reciprocal(other), input) if requires_grad(other) else binary(
-            DivBackward0, input, other, out)
-    return binary(DivBackward0, input, other, out)
-
-
-def _rounding_div(input: Any, other: Any, ad: Any, bd: Any, mode: str) -> Tensor:
-    if mode not in ("floor", "trunc"):
-        raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                         f"but found '{mode}'")
-    _check_int_zero_division(bd, ad)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if mode == "floor":
-            out = binary_compute(np.floor_divide, ad, bd)
-        elif np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
-            out = _int_trunc_divide(ad, bd)
-        else:
-            out = np.trunc(binary_compute(np.true_divide, ad, bd))
-    return binary(DivBackward2, input, other, out)
+        if rounding_mode not in ("floor", "trunc"):
+            raise ValueError("div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found '{rounding_mode}'")
+        return DIV_ROUNDING(input, other, rounding_mode)
+    return DIV(input, other)  # (``number / tensor`` is ``rdiv``, which torch records otherwise)
 
 
 def _int_trunc_divide(a: Any, b: Any) -> np.ndarray:
@@ -352,6 +353,7 @@ def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tenso
 def floor_divide(input: Any, other: Any) -> Tensor:
     """Floor division; not differentiable in torch (its grad_fn raises in backward)."""
     ad, bd = binary_arrays(input, other)
+    not_implemented_for("div_floor_cpu", np.result_type(ad, bd), "c")  # no complex kernel
     _check_int_zero_division(bd, ad)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = binary_compute(np.floor_divide, ad, bd)
@@ -363,31 +365,43 @@ def floor_divide(input: Any, other: Any) -> Tensor:
     return res
 
 
-class RemainderBackward0(PointwiseNode):
-    __slots__ = ()
+# -- remainder / fmod ----------------------------------------------------------------------
 
-    def backward(self, grad: Tensor) -> tuple:
-        return grad,
+def _remainder_arrays(a: Any, b: Any) -> np.ndarray:
+    """Python-style modulus (the divisor's sign) of operands of the result dtype."""
+    _check_int_zero_division(b, a)
+    if np.asarray(a).dtype.kind == "f":
+        return _float_remainder(a, b)
+    return binary_compute(np.remainder, a, b)
 
 
-class RemainderBackward1(PointwiseBinaryNode):
-    __slots__ = ()
+def _fmod_arrays(a: Any, b: Any) -> np.ndarray:
+    """C-style modulus (the dividend's sign) of operands of the result dtype."""
+    _check_int_zero_division(b, a)
+    return binary_compute(np.fmod, a, b)
 
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        if self.next_functions[1][0] is not None:
-            self.self_ = SavedTensor(a)
-            self.other = SavedTensor(b)
 
-    # d/d other of (self - other * q) with q = floor(self / other) piecewise constant
-    rounding = "floor"
+def _quotient_rule(rounding: str) -> Callable:
+    """d(self - other * q)/d other with the quotient ``q`` piecewise constant: ``-grad * q``."""
+    def rule(grad: Tensor, x: Tensor, y: Tensor) -> Tensor:
+        return -grad * div(x, y, rounding_mode=rounding)
+    return rule
 
-    def backward(self, grad: Tensor) -> tuple:
-        gb = None
-        if self.next_functions[1][0] is not None:
-            quotient = div(saved(self, "self_"), saved(self, "other"),
-                           rounding_mode=self.rounding)
-            gb = -grad * quotient
-        return grad if self.next_functions[0][0] is not None else None, gb
+
+# with a tensor divisor: the divisor's gradient reads both operands, self's none
+REMAINDER = PointwiseBinary(
+    "remainder(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="RemainderBackward1",
+    forward=_remainder_arrays, saves=("self", "other"), reads=((), ("self", "other")),
+    derivatives=(lambda grad, x, y: grad, _quotient_rule("floor")),
+    also=("remainder(Scalar self, Tensor other)",
+          "remainder(Tensor input, Scalar other, *, Tensor out=None)"))
+
+REMAINDER_SCALAR = Pointwise(
+    "remainder(Tensor input, Scalar other, *, Tensor out=None)", grad_fn="RemainderBackward0",
+    forward=lambda d, other: _remainder_arrays(*binary_arrays(d, other)), params=("other",),
+    keeps=(), floating=False, own_bfloat16=True, saves="", derivative=lambda grad: grad,
+    also=("remainder(Tensor input, Tensor other, *, Tensor out=None)",
+          "remainder(Scalar self, Tensor other)"))
 
 
 @signature("remainder(Tensor input, Tensor other, *, Tensor out=None)",
@@ -398,14 +412,11 @@ def remainder(input: Any, other: Any) -> Tensor:
 
     With a scalar dividend torch records no derivative (its grad_fn raises).
     """
-    ad, bd = binary_arrays(input, other)
-    _check_int_zero_division(bd, ad)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if np.asarray(ad).dtype.kind == "f":
-            out = _float_remainder(ad, bd)
-        else:
-            out = binary_compute(np.remainder, ad, bd)
     if not is_tensor(input):
+        ad, bd = binary_arrays(input, other)
+        not_implemented_for("remainder_cpu", np.result_type(ad, bd), "c")  # no complex kernel
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _remainder_arrays(ad, bd)
         res, node = record(NotImplementedBackward, (other,), out)
         if node is not None:
             node.op = "remainder"
@@ -413,30 +424,30 @@ def remainder(input: Any, other: Any) -> Tensor:
                 tangent_of(res)  # raises at once, as torch's
         return res
     if is_tensor(other):
-        return binary(RemainderBackward1, input, other, out)
-    return unary(RemainderBackward0, input, out)
+        return REMAINDER(input, other)
+    return REMAINDER_SCALAR(input, other)
 
 
-class FmodBackward0(RemainderBackward0):
-    __slots__ = ()
+FMOD = PointwiseBinary(
+    "fmod(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="FmodBackward1",
+    forward=_fmod_arrays, saves=("self", "other"), reads=((), ("self", "other")),
+    derivatives=(lambda grad, x, y: grad, _quotient_rule("trunc")),
+    also=("fmod(Tensor input, Scalar other, *, Tensor out=None)",))
 
-
-class FmodBackward1(RemainderBackward1):
-    __slots__ = ()
-    rounding = "trunc"
+FMOD_SCALAR = Pointwise(
+    "fmod(Tensor input, Scalar other, *, Tensor out=None)", grad_fn="FmodBackward0",
+    forward=lambda d, other: _fmod_arrays(*binary_arrays(d, other)), params=("other",),
+    keeps=(), floating=False, own_bfloat16=True, saves="", derivative=lambda grad: grad,
+    also=("fmod(Tensor input, Tensor other, *, Tensor out=None)",))
 
 
 @signature("fmod(Tensor input, Tensor other, *, Tensor out=None)",
            "fmod(Tensor input, Scalar other, *, Tensor out=None)")
 def fmod(input: Tensor, other: Any) -> Tensor:
     """C-style modulus (sign of the dividend); FmodBackward0 (scalar) or 1 (tensor divisor)."""
-    ad, bd = binary_arrays(input, other)
-    _check_int_zero_division(bd, ad)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = binary_compute(np.fmod, ad, bd)
     if is_tensor(other):
-        return binary(FmodBackward1, input, other, out)
-    return unary(FmodBackward0, input, out)
+        return FMOD(input, other)
+    return FMOD_SCALAR(input, other)
 
 
 # -- pow -----------------------------------------------------------------------------
@@ -470,43 +481,39 @@ POW_SCALAR = Pointwise(
           "pow(Scalar self, Tensor exponent, *, Tensor out=None)"))
 
 
-class PowBackward1(PointwiseBinaryNode):
-    """``self ** exponent`` with both tensors."""
-
-    __slots__ = ("result",)
-    _saved_fields = ("self_", "other", "result")
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.self_ = SavedTensor(a)
-        self.other = SavedTensor(b)
-        if self.next_functions[1][0] is not None:
-            self.result = SavedTensor(result, True)
-
-    def backward(self, grad: Tensor) -> tuple:
-        x, e = saved(self, "self_"), saved(self, "other")
-        ga = gb = None
-        if self.next_functions[0][0] is not None:
-            ga = where(e == 0, 0.0, grad * e * x ** (e - 1))
-        if self.next_functions[1][0] is not None:
-            r = saved(self, "result")
-            gb = where((x == 0) & (e >= 0), 0.0, grad * r * log(x))
-        return ga, gb
+def _pow_exponent_rule(grad: Tensor, x: Tensor, e: Tensor, r: Tensor) -> Tensor:
+    """d(x ** e)/de = x ** e * log(x); 0 where x is 0 and e >= 0 (its real part), as torch's;
+    conjugated for complex (Note [Complex gradients by conjugation])."""
+    return where((x == 0) & (e.real >= 0), 0.0, grad * conjugate_of(r * log(x)))
 
 
-class PowBackward2(PointwiseNode):
-    """``scalar ** exponent``: d/de = result * log(base)."""
+POW = PointwiseBinary(
+    "pow(Tensor input, Tensor exponent, *, Tensor out=None)", grad_fn="PowBackward1",
+    forward=_power, other_name="exponent", saves=("self", "other", "result"),
+    derivatives=(lambda grad, x, e, r: where(e == 0, 0.0,
+                                             grad * conjugate_of(e * x ** (e - 1))),
+                 _pow_exponent_rule),
+    also=("pow(Tensor input, Scalar exponent, *, Tensor out=None)",
+          "pow(Scalar self, Tensor exponent, *, Tensor out=None)"))
 
-    __slots__ = ("base",)
-    saves_result = True
 
-    def backward(self, grad: Tensor) -> tuple:
-        b = self.base
-        r = saved(self, "result")
-        if b == 0:
-            # torch's rule: 0 where the exponent is >= 0 (there the result, 0 ** e, is 0 or
-            # 1), else result * log(0): -inf for e < 0 (result inf), NaN for a NaN exponent
-            return where((r == 0) | (r == 1), 0.0, grad * r * -math.inf),
-        return grad * r * float(np.log(b)),
+def _pow_base_derivative(grad: Tensor, r: Tensor, base: Any) -> Tensor:
+    """d(base ** e)/de = result * log(base)."""
+    if base == 0:
+        # torch's rule: 0 where the exponent is >= 0 (there the result, 0 ** e, is 0 or
+        # 1), else result * log(0): -inf for e < 0 (result inf), NaN for a NaN exponent
+        return where((r == 0) | (r == 1), 0.0, grad * r * -math.inf)
+    return grad * r * float(np.log(base))
+
+
+# ``scalar ** tensor``: the one tensor input is the exponent; torch keeps the base as
+# ``_saved_self``
+POW_SCALAR_BASE = Pointwise(
+    "pow(Scalar self, Tensor exponent, *, Tensor out=None)", grad_fn="PowBackward2",
+    forward=lambda d, base: _power(*binary_arrays(base, d)), params=("self",),
+    floating=False, own_bfloat16=True, saves="result", derivative=_pow_base_derivative,
+    also=("pow(Tensor input, Tensor exponent, *, Tensor out=None)",
+          "pow(Tensor input, Scalar exponent, *, Tensor out=None)"))
 
 
 @POW_SCALAR.public
@@ -517,19 +524,13 @@ def pow(input: Any, exponent: Any) -> Tensor:
     >>> npgrad.tensor([1., 2.]) ** 2
     tensor([1., 4.])
     """
-    if type(exponent) is int and is_tensor(input) and input._data.dtype.kind not in "fV":
+    if type(exponent) is int and is_tensor(input) and input._data.dtype.kind not in "fVc":
         _check_int_exponent(input._data.dtype, exponent)
-    if not is_tensor(exponent) and is_tensor(input):
+    if not is_tensor(exponent):
         return POW_SCALAR(input, exponent)
-    with np.errstate(all="ignore"):
-        out = _power(*binary_arrays(input, exponent))
     if not is_tensor(input):
-        res = unary(PowBackward2, exponent, out)
-        node = node_of(res)
-        if node is not None:
-            node.base = input
-        return res
-    return binary(PowBackward1, input, exponent, out)
+        return POW_SCALAR_BASE(exponent, input)
+    return POW(input, exponent)
 
 
 # torch's C names of the integer types, as its overflow message prints them
@@ -630,7 +631,9 @@ def reciprocal(input: Tensor) -> Tensor:
 
 ABS = Pointwise("abs(Tensor input, *, Tensor out=None)", grad_fn="AbsBackward0",
                 forward=np.abs, floating=False, refuses="b", kernel="abs_cpu",
-                warns=False, saves="self", derivative=lambda grad, x: grad * sign(x))
+                warns=False, saves="self", derivative=lambda grad, x: grad * x.sgn(),
+                tangent=lambda t, x: (t * x.sgn().conj()).real if x.is_complex() else t * sign(x),
+                holomorphic=False)
 
 
 @ABS.public
@@ -782,6 +785,8 @@ def tanh(input: Tensor) -> Tensor:
 
 
 def _np_sigmoid(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c":  # no sign to branch on: the plain formula (runs under errstate)
+        return 1 / (1 + np.exp(-x))
     # exp of a negative argument only, so large |x| neither overflows nor warns.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
@@ -967,30 +972,18 @@ class ClampBackward0(Node):
         return gx, gmin, gmax
 
 
-class ClampMinBackward1(PointwiseBinaryNode):
-    """clamp_min with a tensor bound: gradient to self where x >= min, else to min."""
+# with a tensor bound: the gradient goes to self where it is kept, else to the bound
+CLAMP_MIN_TENSOR = PointwiseBinary(
+    "clamp_min(Tensor input, Tensor min, *, Tensor out=None)", grad_fn="ClampMinBackward1",
+    forward=np.maximum, other_name="min", warns=False, saves=("self", "other"),
+    derivatives=(lambda grad, x, lo: where(x >= lo, grad, zeros_like_grad(grad)),
+                 lambda grad, x, lo: where(x >= lo, zeros_like_grad(grad), grad)))
 
-    __slots__ = ()
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.self_ = SavedTensor(a)
-        self.other = SavedTensor(b)
-
-    def _keep_self(self) -> Tensor:
-        return saved(self, "self_") >= saved(self, "other")
-
-    def backward(self, grad: Tensor) -> tuple:
-        keep = self._keep_self()
-        zero = zeros_like_grad(grad)
-        return (where(keep, grad, zero) if self.next_functions[0][0] is not None else None,
-                where(keep, zero, grad) if self.next_functions[1][0] is not None else None)
-
-
-class ClampMaxBackward1(ClampMinBackward1):
-    __slots__ = ()
-
-    def _keep_self(self) -> Tensor:
-        return saved(self, "self_") <= saved(self, "other")
+CLAMP_MAX_TENSOR = PointwiseBinary(
+    "clamp_max(Tensor input, Tensor max, *, Tensor out=None)", grad_fn="ClampMaxBackward1",
+    forward=np.minimum, other_name="max", warns=False, saves=("self", "other"),
+    derivatives=(lambda grad, x, hi: where(x <= hi, grad, zeros_like_grad(grad)),
+                 lambda grad, x, hi: where(x <= hi, zeros_like_grad(grad), grad)))
 
 
 def _keep_ties(ufunc: Any, x: np.ndarray, bound: Any) -> np.ndarray:
@@ -1045,16 +1038,14 @@ def _clamp(entry: Pointwise, input: Tensor, min: Any, max: Any) -> Tensor:  # no
 @CLAMP_MIN_SCALAR.public
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     if is_tensor(min):
-        ad, bd = binary_arrays(input, min)
-        return binary(ClampMinBackward1, input, min, binary_compute(np.maximum, ad, bd))
+        return CLAMP_MIN_TENSOR(input, min)
     return CLAMP_MIN_SCALAR(input, min)
 
 
 @CLAMP_MAX_SCALAR.public
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     if is_tensor(max):
-        ad, bd = binary_arrays(input, max)
-        return binary(ClampMaxBackward1, input, max, binary_compute(np.minimum, ad, bd))
+        return CLAMP_MAX_TENSOR(input, max)
     return CLAMP_MAX_SCALAR(input, max)
 
 
@@ -1189,16 +1180,20 @@ class MaskedFillBackward1(Node):
                 where(mask, grad, zero).sum() if self.next_functions[1][0] is not None else None)
 
 
-class LerpBackward0(Node):
-    """lerp with a scalar weight: out = self + weight * (end - self)."""
+def _lerp_scalar_forward(a: np.ndarray, b: np.ndarray, weight: Any) -> np.ndarray:
+    w = float(weight)
+    # torch's two-sided formula: from ``end`` back for weights >= 0.5 (exact at 1, and
+    # finite where a forward sum of infinities would give NaN)
+    out = a + w * (b - a) if -0.5 < w < 0.5 else b - (b - a) * (1 - w)
+    return np.asarray(out, dtype=np.result_type(a, b))
 
-    __slots__ = ("weight",)
-    jvp = elementwise_jvp
 
-    def backward(self, grad: Tensor) -> tuple:
-        w = self.weight
-        return (grad * (1 - w) if self.next_functions[0][0] is not None else None,
-                grad * w if self.next_functions[1][0] is not None else None)
+# lerp with a scalar weight: out = self + weight * (end - self)
+LERP_SCALAR = PointwiseBinary(
+    "lerp(Tensor input, Tensor end, Scalar weight, *, Tensor out=None)", grad_fn="LerpBackward0",
+    forward=_lerp_scalar_forward, params=("weight",), defaults=(0.5,), saves=(),
+    derivatives=(lambda grad, w: grad * (1 - w), lambda grad, w: grad * w),
+    also=("lerp(Tensor input, Tensor end, Tensor weight, *, Tensor out=None)",))
 
 
 class LerpBackward1(Node):
@@ -1209,9 +1204,10 @@ class LerpBackward1(Node):
     _saved_fields = ("self_", "end", "weight")
 
     def backward(self, grad: Tensor) -> tuple:
-        w = saved(self, "weight")
+        w = conjugate_of(saved(self, "weight"))  # complex: conjugated derivatives
         needs = [edge[0] is not None for edge in self.next_functions]
-        gw = grad * (saved(self, "end") - saved(self, "self_")) if needs[2] else None
+        gw = (grad * conjugate_of(saved(self, "end") - saved(self, "self_"))
+              if needs[2] else None)
         return (grad * (1 - w) if needs[0] else None, grad * w if needs[1] else None, gw)
 
 
@@ -1220,8 +1216,8 @@ class LerpBackward1(Node):
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``; LerpBackward0 (scalar weight) or 1 (tensor weight)."""
     _check_lerp(input, end, weight)
-    ad, bd = binary_arrays(input, end)
     if is_tensor(weight):
+        ad, bd = binary_arrays(input, end)
         wd = weight._data.astype(ad.dtype, copy=False)
         with np.errstate(invalid="ignore"):
             out = np.where(np.abs(wd) < 0.5, ad + wd * (bd - ad), bd - (bd - ad) * (1 - wd))
@@ -1231,15 +1227,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             node.end = SavedTensor(end) if node.next_functions[2][0] is not None else None
             node.weight = SavedTensor(weight)
         return res
-    w = float(weight)
-    # torch's two-sided formula: from ``end`` back for weights >= 0.5 (exact at 1, and
-    # finite where a forward sum of infinities would give NaN)
-    with np.errstate(invalid="ignore"):
-        out = ad + w * (bd - ad) if -0.5 < w < 0.5 else bd - (bd - ad) * (1 - w)
-    res, node = record(LerpBackward0, (input, end), np.asarray(out, dtype=np.result_type(ad, bd)))
-    if node is not None:
-        node.weight = weight
-    return res
+    return LERP_SCALAR(input, end, weight)
 
 
 def _check_lerp(input: Tensor, end: Tensor, weight: Any) -> None:
@@ -1263,8 +1251,11 @@ def _check_lerp(input: Tensor, end: Tensor, weight: Any) -> None:
 
 # -- comparisons and logic (never differentiable) ---------------------------------------------
 
-def _compare(ufunc: Any, input: Any, other: Any) -> Tensor:
+def _compare(ufunc: Any, input: Any, other: Any, kernel: str = "") -> Tensor:
+    """``kernel``: an ordering, which torch has no complex kernel for (its name in the error)."""
     ad, bd = binary_arrays(input, other)
+    if kernel and type(ad) is np.ndarray:
+        not_implemented_for(kernel, ad.dtype, "c")
     return wrap(np.asarray(binary_compute(ufunc, ad, bd)), _tls.mode)
 
 
@@ -1283,25 +1274,25 @@ def ne(input: Any, other: Any) -> Tensor:
 @signature("lt(Tensor input, Tensor other, *, Tensor out=None)",
            "lt(Tensor input, Scalar other, *, Tensor out=None)")
 def lt(input: Any, other: Any) -> Tensor:
-    return _compare(np.less, input, other)
+    return _compare(np.less, input, other, "lt_cpu")
 
 
 @signature("le(Tensor input, Tensor other, *, Tensor out=None)",
            "le(Tensor input, Scalar other, *, Tensor out=None)")
 def le(input: Any, other: Any) -> Tensor:
-    return _compare(np.less_equal, input, other)
+    return _compare(np.less_equal, input, other, "le_cpu")
 
 
 @signature("gt(Tensor input, Tensor other, *, Tensor out=None)",
            "gt(Tensor input, Scalar other, *, Tensor out=None)")
 def gt(input: Any, other: Any) -> Tensor:
-    return _compare(np.greater, input, other)
+    return _compare(np.greater, input, other, "gt_cpu")
 
 
 @signature("ge(Tensor input, Tensor other, *, Tensor out=None)",
            "ge(Tensor input, Scalar other, *, Tensor out=None)")
 def ge(input: Any, other: Any) -> Tensor:
-    return _compare(np.greater_equal, input, other)
+    return _compare(np.greater_equal, input, other, "ge_cpu")
 
 
 # torch's other names of the comparisons, each its own name in torch's errors

@@ -39,10 +39,16 @@ from .. import _bfloat16, _dtype
 from .._forward import FW, has_tangent, set_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
 from .._tensor import Tensor, edge_of, wrap, wrap_result
+from .._tensor import INFERENCE_COUNTER, TensorExtra, _make, version_counter
 from ..autograd.forward_rules import elementwise_jvp
+from ._shape_util import broadcast_shapes
 from .checks import not_implemented_for
+from . import signature as _signature
 from .signature import Overloads, signature
-from ._core import Node, SavedTensor, UnaryNode, binary_arrays, binary_compute, saved
+from .._vmap_mode import NOT_BATCHED
+from ._core import (Node, SavedTensor, UnaryNode, binary_arrays, binary_compute, binary_op,
+                    float_arrays, save_value, saved)
+from ._core import ViewInfo, mark_view
 
 ndarray = np.ndarray
 _new = object.__new__
@@ -62,6 +68,26 @@ _HALF = np.dtype(np.float16)
 # half types on the float32 upcast; float64 and float32 run as they are.
 
 
+# Note [Complex gradients by conjugation]
+# torch's derivative of a holomorphic op is the conjugate Wirtinger one: ``mul``'s gradient
+# for ``self`` is ``grad * other.conj()``, ``div``'s ``grad / other.conj()``.  The rules
+# write the conjugate with ``conjugate_of``, which is the value itself for real tensors and
+# Python numbers: one type test, nothing computed, so real dtypes pay nothing for it.
+
+def conjugate_of(x: Any) -> Any:
+    """``x.conj()`` for a complex tensor or Python complex, else ``x`` itself
+    (Note [Complex gradients by conjugation])."""
+    if type(x) is Tensor or isinstance(x, Tensor):
+        return x.conj() if x._data.dtype.kind == "c" else x
+    return x.conjugate() if type(x) is complex else x
+
+
+def refuse_complex(error: tuple, d: np.dtype) -> None:
+    """Raise an entry's ``complex_error`` for complex dtype ``d``."""
+    kind, text = error
+    raise kind(text.format(dtype=_dtype.from_np(d).scalar_name))
+
+
 class PointwiseEntryNode(UnaryNode):
     """Base of the node classes that ``Pointwise`` entries build: backward is the entry's rule."""
 
@@ -71,12 +97,40 @@ class PointwiseEntryNode(UnaryNode):
 
     def backward(self, grad: Tensor) -> tuple:
         entry = self.entry
+        if entry.holomorphic and grad._data.dtype.kind == "c":
+            return self._conjugated(grad),
         params = [getattr(self, p) for p in entry.keeps] if entry.keeps else ()
         if entry.saves == "self":
             return entry.derivative(grad, saved(self, "self_"), *params),
         if entry.saves == "result":
             return entry.derivative(grad, saved(self, "result"), *params),
         return entry.derivative(grad, *params),
+
+    def _conjugated(self, grad: Tensor) -> Tensor:
+        """Note [Holomorphic rules serve complex inputs]."""
+        entry = self.entry
+        params = [getattr(self, p) for p in entry.keeps] if entry.keeps else ()
+        grad = grad.conj()
+        if entry.saves == "self":
+            out = entry.derivative(grad, saved(self, "self_"), *params)
+        elif entry.saves == "result":
+            out = entry.derivative(grad, saved(self, "result"), *params)
+        else:
+            out = entry.derivative(grad, *params)
+        return out.conj_physical()
+
+
+# Note [Holomorphic rules serve complex inputs]
+# torch's gradient of a complex input is the conjugate Wirtinger derivative: for a
+# holomorphic f, ``grad_input = grad * conj(f'(z))``.  An entry's rule computes the
+# product with f'(z), ``rule(g, z) = g * f'(z)``, so ``conj(rule(conj(grad), z))`` is
+# exactly torch's gradient: exp, log, sin, sqrt, reciprocal, pow ... are right in
+# complex with no rule of their own (torch's derivatives.yaml writes them as
+# ``grad * f'(z).conj()``).  Forward mode needs no conjugation at all: a holomorphic
+# op's Jacobian-vector product is ``f'(z) * tangent``, the rule applied as it is.  Ops
+# that are not holomorphic (abs: a real output of a complex input) set
+# ``holomorphic=False`` and write a rule valid for both (``grad * sgn(x)``).
+# ``complex_error``: torch's error for ops with no complex kernel, ``(type, text)``.
 
 
 class Pointwise:
@@ -97,23 +151,31 @@ class Pointwise:
     - ``warns``: NumPy may warn (overflow, invalid, divide by zero) where torch is
       silent, so the forward runs under ``np.errstate``; False for ops that never
       warn, which skip its cost (about a microsecond);
-    - ``own_bfloat16``: the forward computes bfloat16 itself (it must round a
-      parameter as torch does), instead of on the float32 upcast;
+    - ``own_bfloat16``: the forward computes the half types itself (it must round a
+      parameter as torch does, or it works in float64 and rounds once), instead of
+      on the float32 upcast;
     - ``refuses``: the dtype kinds (NumPy's letters: ``"b"`` bool, ``"iu"``
       integers) torch has no ``kernel`` for: they raise its NotImplementedError;
     - ``also``: torch's other overloads of the name (another entry runs them),
-      which its parser lists when no overload takes the arguments.
+      which its parser lists when no overload takes the arguments;
+    - ``holomorphic``: a complex input's gradient is the conjugated rule (Note
+      [Holomorphic rules serve complex inputs]); False for a rule that is right in
+      complex as written;
+    - ``complex_error``: the op has no complex kernel: torch's error as ``(exception
+      type, text)``, ``{dtype}`` in the text standing for the ScalarType name (``"frac_cpu"
+      not implemented for 'ComplexFloat'``).
     """
 
     __slots__ = ("name", "signature", "node", "forward", "saves", "derivative", "tangent",
                  "params", "keeps", "floating", "quiet", "own_bfloat16", "kernel", "refuses",
-                 "also")
+                 "also", "holomorphic", "complex_error")
 
     def __init__(self, signature: str, *, grad_fn: str, forward: Callable, saves: str,
                  derivative: Callable, tangent: Callable | None = None,
                  params: tuple = (), keeps: tuple | None = None, floating: bool = True,
                  warns: bool = True, own_bfloat16: bool = False, kernel: str = "",
-                 refuses: str = "", also: tuple = ()) -> None:
+                 refuses: str = "", also: tuple = (), holomorphic: bool = True,
+                 complex_error: tuple = ()) -> None:
         if saves not in _SAVES:
             raise ValueError(f"saves must be one of {sorted(_SAVES)}, not {saves!r}")
         self.name = signature.split("(", 1)[0]
@@ -132,6 +194,8 @@ class Pointwise:
         self.kernel = kernel
         self.refuses = refuses
         self.also = tuple(also)
+        self.holomorphic = holomorphic
+        self.complex_error = complex_error
         saves_self, saves_result = _SAVES[saves]
         self.node = type(grad_fn, (PointwiseEntryNode,), {
             "__slots__": self.keeps, "entry": self, "saves_self": saves_self,
@@ -148,6 +212,8 @@ class Pointwise:
         forward = self.forward
         if kind in self.refuses:
             not_implemented_for(self.kernel, data.dtype, self.refuses)
+        if kind == "c" and self.complex_error:
+            refuse_complex(self.complex_error, data.dtype)
         if kind == "V" and not self.own_bfloat16:  # bfloat16: in float32, rounded once
             with np.errstate(all="ignore"):
                 return np.asarray(_bfloat16.in_float32(lambda d: forward(d, *params), data))
@@ -155,7 +221,7 @@ class Pointwise:
             with np.errstate(all="ignore"):
                 out = forward(data.astype(np.float32), *params)
             return np.asarray(out).astype(_HALF, copy=False)
-        if self.floating and kind != "f":
+        if self.floating and kind not in "fVc":  # ("V": bfloat16 an own forward computes)
             data = data.astype(_dtype.get_default_dtype().np_dtype)
         if self.quiet:
             with np.errstate(all="ignore"):
@@ -167,16 +233,22 @@ class Pointwise:
     def __call__(self, input: Tensor, *params: Any) -> Tensor:
         """Run the op (Note [The per-op path] in npgrad._ops._core); ``params`` are the
         values of the entry's ``params``, in order."""
-        if type(input) is not Tensor and not isinstance(input, Tensor):
-            self.reject((input, *params), {})
+        if type(input) is not Tensor:
+            if not isinstance(input, Tensor):
+                self.reject((input, *params), {})
+            if _signature._vmap_dispatch is not None:  # Note [Batched values] (npgrad.func)
+                res = _signature._vmap_dispatch(self, self.name, (input, *params), {})
+                if res is not NOT_BATCHED:
+                    return res  # type: ignore[no-any-return]
         out = self.compute(input._data, params)
         mode = _tls.mode
         if mode == RECORDING and input._requires_grad:
             node: Any = _new(self.node)
             node._init_node((edge_of(input),), ((out.shape, out.dtype),))
             if self.keeps:
+                keeps = self.keeps
                 for name, value in zip(self.params, params):
-                    if name in self.keeps:
+                    if keeps is self.params or name in keeps:
                         setattr(node, name, value)
             res = wrap_result(out, node)
             if FW.active and has_tangent(input):
@@ -195,7 +267,7 @@ class Pointwise:
 
     def _give_tangent(self, input: Tensor, res: Tensor, mode: int, params: tuple) -> None:
         """Note [Tangents computed at once]."""
-        if res._data.dtype.kind not in "fV":
+        if res._data.dtype.kind not in "fVc":
             return
         tangent = tangent_of(input)
         if tangent._data.dtype != input._data.dtype:
@@ -238,7 +310,46 @@ class Pointwise:
 
 # -- two-input elementwise ops --------------------------------------------------------------
 
-_FIELDS = {"self": "self_", "other": "other", "result": "result"}
+# Note [A binary node saves what its rules read]
+# torch saves an operand of a two-input op only when some input whose derivative reads it
+# needs a gradient: ``x * y`` with only ``x`` requiring grad keeps ``other`` and not
+# ``self`` (``grad_fn._saved_self`` is None), ``x / y`` keeps ``other`` always.  An entry
+# says which saved values each rule reads (``reads``), and the node class it builds gets a
+# ``save(self, a, b, result)`` written from that data when the class is built, with one
+# line per saved value and no loop: ``_core.binary_op`` and the operators' fast paths
+# (Note [Operators with their own fast path]) call it on every recorded ``a * b``, so it
+# must cost what a hand-written one does (a generated ``save`` is how ``dataclasses``
+# writes ``__init__``, for the same reason).
+
+
+def _save_method(entry: PointwiseBinary, saves: tuple, reads: tuple | None,
+                 defaults: tuple) -> Callable:
+    """The node's ``save(self, a, b, result)`` (Note [A binary node saves what its rules read])."""
+    values = {"self": ("(SavedTensor(a) if type(a) is Tensor else save_value(a))"
+                       if entry.scalar_other else "SavedTensor(a)"),
+              "other": "save_value(b)" if entry.scalar_other else "SavedTensor(b)",
+              "result": "SavedTensor(result, True)"}
+    lines = []
+    for name, field in zip(saves, entry.fields):
+        readers = [i for i in range(2) if reads is None or name in reads[i]]
+        if len(readers) == 2:
+            lines.append(f"    self.{field} = {values[name]}")
+        else:
+            need = " or ".join(f"edges[{i}][0] is not None" for i in readers) or "False"
+            lines.append(f"    self.{field} = {values[name]} if {need} else None")
+    if any(line.count("edges[") for line in lines):
+        lines.insert(0, "    edges = self.next_functions")
+    # kept parameters start at their defaults: the fast path records calls made with them
+    namespace: dict = {"SavedTensor": SavedTensor, "save_value": save_value, "Tensor": Tensor}
+    for i, (name, default) in enumerate(zip(entry.params, defaults)):
+        if name in entry.keeps:
+            namespace[f"default_{i}"] = default
+            lines.append(f"    self.{name} = default_{i}")
+    source = "def save(self, a, b, result):\n" + ("\n".join(lines) or "    pass") + "\n"
+    exec(source, namespace)  # noqa: S102 - our own text, built from the entry's data above
+    save: Callable = namespace["save"]
+    save.__doc__ = f"Save what {entry.name}'s rules read (built from its entry)."
+    return save
 
 
 class PointwiseBinaryEntryNode(Node):
@@ -250,41 +361,83 @@ class PointwiseBinaryEntryNode(Node):
 
     def backward(self, grad: Tensor) -> tuple:
         entry = self.entry
-        values = [saved(self, field) for field in entry.fields]
-        edges = self.next_functions
-        return tuple(rule(grad, *values) if edges[i][0] is not None else None
-                     for i, rule in enumerate(entry.derivatives))
+        args = [saved(self, field) for field in entry.fields]
+        if entry.keeps:
+            args += [getattr(self, name) for name in entry.keeps]
+        (first, _), (second, _) = self.next_functions
+        rule_a, rule_b = entry.derivatives
+        return (rule_a(grad, *args) if first is not None else None,
+                rule_b(grad, *args) if second is not None else None)
+
+    def save(self, a: Any, b: Any, result: Tensor) -> None:  # replaced per class
+        raise NotImplementedError
+
+
+_NUMBERS = (int, float, complex, bool)
 
 
 class PointwiseBinary:
     """A two-input elementwise op (broadcasting) as data (Note [An op is an entry]).
 
-    ``saves``: which of ``"self"``, ``"other"``, ``"result"`` the node keeps, in the
-    order the rules receive them; ``derivatives``: one rule per input,
-    ``(grad, *saved) -> grad_input`` (the engine sums a broadcast gradient back to
-    the input's shape); ``floating``: integer operands compute in the default float
-    dtype; ``float_kernel``: the op refuses integer operands, naming this kernel as
-    torch's error does; ``warns`` as for ``Pointwise``.  Both operands must be tensors
-    (torch's signature says so).
+    - ``saves``: which of ``"self"``, ``"other"``, ``"result"`` the node keeps, in the
+      order the rules receive them;
+    - ``derivatives``: one rule per input, ``(grad, *saved, *kept_params) ->
+      grad_input`` in npgrad ops (the engine sums a broadcast gradient back to the
+      input's shape); for real dtypes also the tangent rule, applied to each input's
+      tangent (Note [Complex gradients by conjugation] for complex ones);
+    - ``reads``: per input, which saved values its rule reads; a value is saved only
+      when an input reading it needs a gradient, else its attribute is None (Note [A
+      binary node saves what its rules read]); by default every rule reads all;
+    - ``other_name``: torch's name of the second operand, as ``_saved_<name>`` shows
+      it (``exponent`` for pow, ``min`` for clamp_min);
+    - ``scalar_other``: one operand may be a Python number (torch's ``Scalar other``
+      overload with the same grad_fn, or a number first, which torch's parser takes
+      as a tensor): it gets no edge and is kept as it is;
+    - ``params``: the names of the op's non-tensor arguments after the operands, in
+      order, with ``defaults`` their values when not given; the forward takes them
+      after the two arrays; ``keeps``: those the rules read, kept on the node under
+      the same names (torch's ``grad_fn._saved_alpha``), all of them by default;
+    - ``ufunc``: a NumPy ufunc computing the op at the parameters' defaults: such a
+      call outside forward AD takes the arithmetic fast path (``_core.binary_op``,
+      Note [The per-op path]): NumPy's own half-precision loops, no ``errstate``;
+    - ``floating``: integer operands compute in a floating dtype (torch's true
+      division: ``float_arrays``, a Python int never wrapped first); ``float_kernel``:
+      the op refuses integer operands, naming this kernel as torch's error does;
+      ``warns`` as for ``Pointwise``;
+    - ``also``: torch's other overloads of the name, listed when none takes the
+      arguments.
     """
 
     __slots__ = ("name", "signature", "node", "forward", "fields", "derivatives", "floating",
-                 "float_kernel", "quiet", "also")
+                 "float_kernel", "quiet", "also", "scalar_other", "params", "defaults", "keeps",
+                 "ufunc", "complex_error")
 
     def __init__(self, signature: str, *, grad_fn: str, forward: Callable, saves: tuple,
-                 derivatives: tuple, floating: bool = False, float_kernel: str | None = None,
-                 warns: bool = True) -> None:
+                 derivatives: tuple, reads: tuple | None = None, other_name: str = "other",
+                 scalar_other: bool = False, params: tuple = (), defaults: tuple = (),
+                 keeps: tuple | None = None, ufunc: Any = None, floating: bool = False,
+                 float_kernel: str | None = None, warns: bool = True, also: tuple = ()) -> None:
+        if len(defaults) != len(params):
+            raise ValueError("give every parameter its default")
         self.name = signature.split("(", 1)[0]
         self.signature = signature
         self.forward = forward
-        self.fields = tuple(_FIELDS[s] for s in saves)
+        names = {"self": "self_", "other": other_name, "result": "result"}
+        self.fields = tuple(names[s] for s in saves)
         self.derivatives = derivatives
+        self.scalar_other = scalar_other
+        self.params = tuple(params)
+        self.defaults = tuple(defaults)
+        self.keeps = self.params if keeps is None else tuple(keeps)
+        self.ufunc = ufunc
         self.floating = floating
         self.float_kernel = float_kernel
         self.quiet = warns
-        self.also: tuple = ()
+        self.also = tuple(also)
+        self.complex_error: tuple = ()  # as Pointwise's (set by npgrad._ops.complex)
         self.node = type(grad_fn, (PointwiseBinaryEntryNode,), {
-            "__slots__": self.fields, "_saved_fields": self.fields, "entry": self,
+            "__slots__": self.fields + self.keeps, "_saved_fields": self.fields,
+            "entry": self, "save": _save_method(self, tuple(saves), reads, self.defaults),
             "__module__": __name__, "__qualname__": grad_fn,
             "__doc__": f"The grad_fn of ``{self.name}``, built from its entry."})
         REGISTRY[grad_fn] = self
@@ -292,71 +445,111 @@ class PointwiseBinary:
     def __repr__(self) -> str:
         return f"<op {self.signature} -> {self.node.__name__}>"
 
-    def operands(self, a: Tensor, b: Tensor) -> tuple:
-        ad, bd = binary_arrays(a, b)
-        kind = ad.dtype.kind
-        if self.float_kernel is not None:
-            not_implemented_for(self.float_kernel, ad.dtype, "biu")
-        if self.floating and kind not in "fV":
-            dt = _dtype.get_default_dtype().np_dtype
-            ad, bd = ad.astype(dt), bd.astype(dt)
-        return ad, bd
-
-    def compute(self, ad: np.ndarray, bd: np.ndarray) -> np.ndarray:
-        """The forward on two arrays of the result dtype (Note [Half precision computes in
+    def compute(self, ad: np.ndarray, bd: Any, params: tuple = ()) -> np.ndarray:
+        """The forward on the operands of the result dtype (Note [Half precision computes in
         float32]; bfloat16 goes to float32 in ``binary_compute``)."""
-        if ad.dtype == _HALF:
-            return self.compute(ad.astype(np.float32), bd.astype(np.float32)).astype(_HALF)
-        if self.quiet:
+        if (ad.dtype if type(ad) is ndarray else bd.dtype) == _HALF:  # (one is an array)
+            ad, bd = (x.astype(np.float32) if type(x) is ndarray else x for x in (ad, bd))
+            return self.compute(ad, bd, params).astype(_HALF)
+        forward = self.forward
+        if _bfloat16.any_bf16(ad, bd):  # in float32, rounded once (``binary_compute``)
             with np.errstate(all="ignore"):
-                out = binary_compute(self.forward, ad, bd)
-        else:
-            out = binary_compute(self.forward, ad, bd)
+                out = binary_compute(forward if not params else
+                                     (lambda a, b: forward(a, b, *params)), ad, bd)
+            return out if type(out) is ndarray else np.asarray(out)
+        try:
+            if self.quiet:
+                with np.errstate(all="ignore"):
+                    out = forward(ad, bd, *params)
+            else:
+                out = forward(ad, bd, *params)
+        except ValueError:  # operands that do not broadcast: torch's error
+            broadcast_shapes(np.shape(ad), np.shape(bd))
+            raise
         return out if type(out) is ndarray else np.asarray(out)
 
-    def __call__(self, input: Tensor, other: Tensor) -> Tensor:
-        if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
-            self.reject((input, other), {})
-        out = self.compute(*self.operands(input, other))
+    def __call__(self, input: Any, other: Any, *params: Any) -> Tensor:
+        """Run the op; ``params`` are the values of the entry's ``params``, in order (all
+        of them, or none for their defaults)."""
+        if not params:
+            params = self.defaults
+        if self.ufunc is not None and params == self.defaults and not FW.active:
+            try:
+                return binary_op(self.node, self.ufunc, input, other)
+            except TypeError:  # NumPy's refusal of complex operands: torch's error instead
+                if self.complex_error:
+                    self._refuse_complex(*binary_arrays(input, other))
+                raise
+        input_tensor, other_tensor = isinstance(input, Tensor), isinstance(other, Tensor)
+        if not (input_tensor and other_tensor) and not (
+                self.scalar_other and (input_tensor or isinstance(input, _NUMBERS))
+                and (other_tensor or isinstance(other, _NUMBERS))):  # (torch wraps numbers)
+            self.reject((input, other), dict(zip(self.params, params)))
+        ad, bd = float_arrays(input, other) if self.floating else binary_arrays(input, other)
+        if not (input_tensor or other_tensor):  # two numbers: 0-dim arrays, as torch wraps them
+            ad, bd = binary_arrays(ad, bd)
+        if self.float_kernel is not None:
+            not_implemented_for(self.float_kernel, np.result_type(ad, bd), "biu")
+        if self.complex_error:
+            self._refuse_complex(ad, bd)
+        out = self.compute(ad, bd, params)
         mode = _tls.mode
-        tangents = FW.active and not mode & INFERENCE and (has_tangent(input)
-                                                           or has_tangent(other))
-        if mode == RECORDING and (input._requires_grad or other._requires_grad):
+        tangents = FW.active and not mode & INFERENCE and (
+            (input_tensor and has_tangent(input)) or (other_tensor and has_tangent(other)))
+        if mode == RECORDING and ((input_tensor and input._requires_grad)
+                                  or (other_tensor and other._requires_grad)):
             node: Any = _new(self.node)
-            node._init_node((edge_of(input), edge_of(other)), ((out.shape, out.dtype),))
+            node._init_node((edge_of(input) if input_tensor else (None, 0),
+                             edge_of(other) if other_tensor else (None, 0)),
+                            ((out.shape, out.dtype),))
             res = wrap_result(out, node)
             if tangents:  # before saving, as in Pointwise.__call__
-                self._give_tangent(input, other, res, mode)
-            values = {"self_": input, "other": other}
-            for field in self.fields:
-                setattr(node, field, SavedTensor(res, True) if field == "result"
-                        else SavedTensor(values[field]))
+                self._give_tangent(input, other, res, mode, params)
+            node.save(input, other, res)
+            if self.keeps:
+                keeps = self.keeps
+                for name, value in zip(self.params, params):
+                    if keeps is self.params or name in keeps:
+                        setattr(node, name, value)
             return res
         res = wrap(out, mode)
         if tangents:
-            self._give_tangent(input, other, res, mode)
+            self._give_tangent(input, other, res, mode, params)
         return res
 
-    def _give_tangent(self, a: Tensor, b: Tensor, res: Tensor, mode: int) -> None:
+    def _refuse_complex(self, ad: Any, bd: Any) -> None:
+        """torch's error (``complex_error``) when the operands are complex."""
+        dt = np.result_type(ad, bd)
+        if dt.kind == "c":
+            refuse_complex(self.complex_error, dt)
+
+    def _give_tangent(self, a: Any, b: Any, res: Tensor, mode: int, params: tuple) -> None:
         """Note [Tangents computed at once]: the sum of each input's diagonal part."""
-        if res._data.dtype.kind not in "fV":
+        if res._data.dtype.kind not in "fVc":
             return
         shape = res._data.shape
-        by_field = {"self_": a, "other": b, "result": res}
-        values = [by_field[f] for f in self.fields]
+        by_field = {"self_": a, "result": res}
+        args = [by_field.get(f, b) for f in self.fields]
+        if self.keeps:
+            args += [v for n, v in zip(self.params, params) if n in self.keeps]
         FW.active = False
         previous, _tls.mode = _tls.mode, mode
         try:
             total = None
             for x, rule in zip((a, b), self.derivatives):
-                if not has_tangent(x):
+                if not isinstance(x, Tensor) or not has_tangent(x):
                     continue
                 tangent = tangent_of(x)
                 if tangent._data.dtype != x._data.dtype:
                     tangent = tangent.to(x.dtype)
                 if tangent._data.shape != shape:
                     tangent = tangent.expand(shape)
-                part = rule(tangent, *values)
+                if res._data.dtype.kind == "c":
+                    # a rule multiplies by the conjugated derivative (Note [Complex gradients
+                    # by conjugation]); a tangent takes the derivative itself
+                    part = conjugate_of(rule(conjugate_of(tangent), *args))
+                else:
+                    part = rule(tangent, *args)
                 total = part if total is None else total + part
         finally:
             FW.active, _tls.mode = True, previous
@@ -366,6 +559,506 @@ class PointwiseBinary:
             total = total.to(res.dtype)
         set_tangent(res, total)
 
-    reject = Pointwise.reject
+    def reject(self, args: tuple, kwargs: dict) -> None:
+        """torch's TypeError for arguments the signatures refuse (as ``Pointwise.reject``)."""
+        Overloads.parse([*self.also, self.signature]).check(args, kwargs)
+        raise TypeError(f"{self.name}(): unsupported arguments {args!r}")  # the signature binds
+
     alias = Pointwise.alias
     public = Pointwise.public
+
+
+# -- the general kind: several inputs, parameters, shapes --------------------------------------
+
+# Note [The general entry kind]
+# Most ops are not elementwise: a reduction's backward needs the input's shape and the
+# dims it reduced, ``max(dim)`` saves the indices it returns, ``var_mean`` has two
+# outputs, ``dist`` two inputs.  ``General`` is derivatives.yaml's entry for such an op,
+# one per overload (one grad_fn name):
+#   - ``inputs``: the tensor arguments, by torch's names (``self``, ``other``, ``x1``);
+#   - ``params``: the non-tensor arguments the forward takes after them, in order;
+#   - ``keeps``: what the node keeps besides tensors, by torch's names, so that they are
+#     its ``_saved_<name>`` attributes: parameters (``dim``, ``keepdim``), or an input's
+#     ``<input>_sym_sizes`` / ``<input>_sym_numel``, read from its array;
+#   - ``saves``: the tensors it saves: inputs by name, ``result`` (``result0``,
+#     ``result1`` ... with several outputs, or torch's names for them given as
+#     ``results``: aminmax's ``min`` and ``max``), or an extra output (``indices``);
+#   - ``derivatives``: one rule per differentiable input, a function whose *parameter
+#     names* say what it reads, as a derivatives.yaml formula names ``grad``, ``self``,
+#     ``result`` and ``dim``: ``grad`` (``grads`` for an op of several outputs: one
+#     gradient or None per output), saved tensors, kept values;
+#   - ``tangent``: the forward-mode rule, named the same way, with ``<input>_t`` for each
+#     input's tangent (zeros where an input has none) and the primal inputs and result
+#     available whether saved or not; it returns one tangent per differentiable output.
+# Reading the rule's parameter names once, when the entry is built, keeps each rule a
+# plain lambda over exactly what it uses, with nothing positional to get out of order.
+# Tangents are computed at once (Note [Tangents computed at once]): no node is built for
+# a tangent alone.
+#
+# torch prints a saved ``int64_t`` dim through an unsigned conversion: a negative dim as
+# given, ``x.sum(-1).grad_fn._saved_dim``, reads ``(18446744073709551615,)``.  A kept
+# value is stored as the op was called, and ``_saved_dim`` shows it as torch does.
+
+_TWO_TO_64 = 1 << 64
+
+
+def _torch_shown_dim(value: Any) -> Any:
+    """A kept dim as torch's ``_saved_dim`` prints it (Note [The general entry kind])."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value + _TWO_TO_64 if value < 0 else value
+    if isinstance(value, tuple):
+        return tuple(_torch_shown_dim(v) for v in value)
+    return value
+
+
+def _rule_names(rule: Callable) -> tuple:
+    import inspect  # only when an entry is built
+
+    return tuple(inspect.signature(rule).parameters)
+
+
+class GeneralEntryNode(Node):
+    """Base of the node classes that ``General`` entries build: one rule per input."""
+
+    __slots__ = ()
+    entry: General
+
+    def backward(self, *grads: Any) -> tuple:
+        entry = self.entry
+        # every saved tensor is unpacked (and version-checked) first, as torch's nodes
+        # do, whichever of them the rules that run read
+        values = {name: saved(self, field) for name, field in entry.slots.items()
+                  if name not in entry.keeps}
+        for name in entry.keeps:
+            values[name] = getattr(self, entry.slots[name])
+        values["grads" if entry.outputs > 1 else "grad"] = grads if entry.outputs > 1 \
+            else grads[0]
+        edges = self.next_functions
+        return tuple(None if rule is None or edges[i][0] is None
+                     else rule(*[values[n] for n in names])
+                     for i, (rule, names) in enumerate(entry.rules))
+
+
+class General:
+    """An op with tensor inputs, parameters and kept shapes, as data (Note [The general
+    entry kind]).  An example, ``sum`` over dims (torch's ``sum.dim_IntList``, from
+    npgrad/_ops/reduction.py), whose forward reads the wrapped ``axes`` and whose node
+    keeps ``dim`` as it was given::
+
+        SUM_DIM = General(
+            "sum(Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, "
+            "ScalarType? dtype=None, Tensor out=None)", grad_fn="SumBackward1",
+            forward=lambda data, axes, dim, keepdim: np.sum(data, axis=axes,
+                                                            keepdims=keepdim),
+            params=("axes", "dim", "keepdim"), keeps=("dim", "keepdim", "self_sym_sizes"),
+            derivatives={"self": lambda grad, dim, self_sym_sizes:
+                         grad_to_input(grad, self_sym_sizes, dim)},
+            tangent=lambda self_t, axes, keepdim: self_t.sum(axes, keepdim))
+
+    ``SUM_DIM((x,), (axes, dim, keepdim))`` runs the forward on ``x``'s array and
+    records; ``SUM_DIM.record((x,), out, params)`` records arrays that the public
+    function computed itself (``forward`` is then None where argument checks and the
+    NumPy forward are one piece, or a fast path skips the call).  ``outputs``: how many
+    outputs are differentiable (each one an output of the node); ``extra``: names of
+    further outputs the forward returns after them (``indices``), plain tensors that may
+    be saved.  ``signature`` and ``also`` are torch's overloads, as for ``Pointwise``.
+    """
+
+    __slots__ = ("name", "signature", "node", "forward", "inputs", "params", "keeps", "saves",
+                 "slots", "rules", "tangent", "tangent_names", "outputs", "results", "extra",
+                 "also", "keep_plan", "save_plan")
+
+    def __init__(self, signature: str, *, grad_fn: str, forward: Callable | None,
+                 derivatives: dict, tangent: Callable | None, inputs: tuple = ("self",),
+                 params: tuple = (), keeps: tuple = (), saves: tuple = (), outputs: int = 1,
+                 results: tuple = (), extra: tuple = (), also: tuple = ()) -> None:
+        self.name = signature.split("(", 1)[0]
+        self.signature = signature
+        self.forward = forward
+        self.inputs = tuple(inputs)
+        self.params = tuple(params)
+        self.keeps = tuple(keeps)
+        self.saves = tuple(saves)
+        self.outputs = outputs
+        self.extra = tuple(extra)
+        self.also = tuple(also)
+        if not results:
+            results = (("result",) if outputs == 1
+                       else tuple(f"result{i}" for i in range(outputs)))
+        self.results = tuple(results)
+        derived = {f"{x}_sym_{what}" for x in self.inputs for what in ("sizes", "numel")}
+        for name in self.keeps:
+            if name not in self.params and name not in derived:
+                raise ValueError(f"{grad_fn}: kept {name!r} is neither a parameter nor an "
+                                 "input's sym_sizes / sym_numel")
+        for name in self.saves:
+            if name not in self.inputs and name not in results and name not in self.extra:
+                raise ValueError(f"{grad_fn}: saved {name!r} is not an input or an output")
+        unknown = set(derivatives) - set(self.inputs)
+        if unknown:
+            raise ValueError(f"{grad_fn}: derivatives for unknown inputs {sorted(unknown)}")
+        self.slots = {name: ("self_" if name == "self" else name)
+                      for name in (*self.keeps, *self.saves)}
+        # what ``record`` does per kept value and per saved tensor, worked out once:
+        # (slot, 0, parameter index) or (slot, 1 | 2, input index) for sizes | numel;
+        # (slot, is an output, index among the inputs | the outputs)
+        self.keep_plan = tuple(
+            (self.slots[k], 0, self.params.index(k)) if k in self.params else
+            (self.slots[k], 1 if k.endswith("_sizes") else 2,
+             self.inputs.index(k.rsplit("_sym_", 1)[0])) for k in self.keeps)
+        outs = (*self.results, *self.extra)
+        self.save_plan = tuple(
+            (self.slots[k], False, self.inputs.index(k)) if k in self.inputs else
+            (self.slots[k], True, outs.index(k)) for k in self.saves)
+        known = {"grads" if outputs > 1 else "grad", *self.slots}
+        self.rules = []
+        for x in self.inputs:
+            rule = derivatives.get(x)
+            names = () if rule is None else _rule_names(rule)
+            missing = [n for n in names if n not in known]
+            if missing:
+                raise ValueError(f"{grad_fn}: the rule for {x!r} reads {missing}, which the "
+                                 "node neither saves nor keeps")
+            self.rules.append((rule, names))
+        self.tangent = tangent
+        self.tangent_names = () if tangent is None else _rule_names(tangent)
+        tangent_known = {f"{x}_t" for x in self.inputs} | set(self.inputs) | set(results) \
+            | set(self.params) | derived | set(self.extra)
+        missing = [n for n in self.tangent_names if n not in tangent_known]
+        if missing:
+            raise ValueError(f"{grad_fn}: the tangent rule reads unknown {missing}")
+        namespace: dict = {
+            "__slots__": tuple(self.slots.values()),
+            "_saved_fields": tuple(self.slots[n] for n in self.saves), "entry": self,
+            "__module__": __name__, "__qualname__": grad_fn,
+            "__doc__": f"The grad_fn of ``{self.name}``, built from its entry."}
+        if "dim" in self.keeps:
+            namespace["_saved_dim"] = property(lambda node: _torch_shown_dim(node.dim))
+        self.node = type(grad_fn, (GeneralEntryNode,), namespace)
+        REGISTRY[grad_fn] = self
+
+    def __repr__(self) -> str:
+        return f"<op {self.signature} -> {self.node.__name__}>"
+
+    def __call__(self, inputs: tuple, params: tuple = ()) -> Any:
+        """Run the forward on the inputs' arrays, then record (``record``)."""
+        assert self.forward is not None, f"{self.node.__name__} has no forward of its own"
+        return self.record(inputs, self.forward(*[x._data for x in inputs], *params), params)
+
+    def record(self, inputs: tuple, outs: Any, params: tuple = ()) -> Any:
+        """Wrap the forward's arrays ``outs`` (one array, or a tuple of them: the
+        differentiable outputs, then the extra ones); record the node when an input
+        requires grad, and give the outputs their tangents when an input has one.
+        Returns what ``outs`` is: one tensor or a tuple of tensors."""
+        single = type(outs) is not tuple
+        if single:
+            arrays: tuple = (outs if type(outs) is ndarray else np.asarray(outs),)
+        else:
+            arrays = tuple(a if type(a) is ndarray else np.asarray(a) for a in outs)
+        n = self.outputs
+        mode = _tls.mode
+        if len(inputs) == 1:
+            recorded = mode == RECORDING and inputs[0]._requires_grad
+        else:
+            recorded = mode == RECORDING and any(x._requires_grad for x in inputs)
+        tangents = FW.active and not mode & INFERENCE and any(has_tangent(x) for x in inputs)
+        if not recorded:
+            res = [wrap(a, mode) for a in arrays]
+            if tangents:
+                self._give_tangents(inputs, res, mode, params)
+            return res[0] if single else tuple(res)
+        node: Any = _new(self.node)
+        node._init_node(tuple([edge_of(x) for x in inputs]),
+                        tuple([(a.shape, a.dtype) for a in arrays[:n]]))
+        res = [wrap_result(a, node, i) for i, a in enumerate(arrays[:n])]
+        if len(arrays) > n:
+            res += [wrap(a, mode) for a in arrays[n:]]
+        for slot, where, i in self.keep_plan:
+            setattr(node, slot, params[i] if where == 0 else
+                    inputs[i]._data.shape if where == 1 else inputs[i]._data.size)
+        if tangents:  # before saving: a saved output keeps the tangent it has when saved
+            self._give_tangents(inputs, res, mode, params)
+        for slot, is_output, i in self.save_plan:
+            setattr(node, slot, SavedTensor(res[i], True) if is_output else SavedTensor(inputs[i]))
+        return res[0] if single else tuple(res)
+
+    def _kept(self, name: str, inputs: tuple, params: tuple) -> Any:
+        if name in self.params:
+            return params[self.params.index(name)]
+        x, what = name.rsplit("_sym_", 1)
+        data = inputs[self.inputs.index(x)]._data
+        return data.shape if what == "sizes" else data.size
+
+    def _tensors(self, inputs: tuple, res: list) -> dict:
+        by_name = dict(zip(self.inputs, inputs))
+        by_name.update(zip(self.results, res))
+        by_name.update(zip(self.extra, res[self.outputs:]))
+        return by_name
+
+    def _give_tangents(self, inputs: tuple, res: list, mode: int, params: tuple) -> None:
+        """Note [Tangents computed at once], for every differentiable output."""
+        if self.tangent is None:
+            raise NotImplementedError(f"Trying to use forward AD with {self.name} that does "
+                                      "not support it because it has not been implemented yet.")
+        outs = res[:self.outputs]
+        if all(r._data.dtype.kind not in "fVc" for r in outs):
+            return
+        values = self._tensors(inputs, res)
+        for x, name in zip(inputs, self.inputs):
+            if has_tangent(x):
+                t = tangent_of(x)
+                if t._data.dtype != x._data.dtype:
+                    t = t.to(x.dtype)
+            else:
+                t = wrap(np.zeros_like(x._data), 0)
+            values[name + "_t"] = t
+        FW.active = False
+        previous, _tls.mode = _tls.mode, mode
+        try:
+            args = [values[n] if n in values else self._kept(n, inputs, params)
+                    for n in self.tangent_names]
+            found = self.tangent(*args)
+        finally:
+            FW.active, _tls.mode = True, previous
+        found = (found,) if self.outputs == 1 else found
+        for r, t in zip(outs, found):
+            if t is None or r._data.dtype.kind not in "fVc":
+                continue
+            if t._data.dtype != r._data.dtype:
+                t = t.to(r.dtype)
+            set_tangent(r, t)
+
+    reject = Pointwise.reject
+    public = Pointwise.public
+
+
+# -- views: ops whose output is a view of their input ---------------------------------------
+
+# Note [A view is an entry]
+# ``View`` is the kind of the ops whose result shares its input's storage: view, reshape
+# (when the strides allow), expand, squeeze, unsqueeze, transpose, t, permute, split,
+# chunk, unbind.  An entry says what is particular to one op: the NumPy forward (which
+# returns a NumPy view of the input's array), the values torch's node keeps, under
+# torch's names (``grad_fn._saved_dim``, ``_saved_self_sym_sizes``), and the backward
+# rule in npgrad ops, which reads those values.  What makes the result a view is the same
+# for every such op and is done once, in ``View.__call__`` (with ``mark_view``): the
+# result shares the input's version counter, names the input's root as its ``_base``
+# (so ``_is_view()``), remembers whether it was made under no_grad, in inference mode or
+# as one of several outputs (``ViewInfo``: torch refuses some in-place writes through
+# those), and its node remembers the version it saw, so that an in-place write through
+# another view rebuilds its history (Note [Stale view history] in _ops/views.py).  A
+# view of an inference tensor is no view (torch tracks none).
+#
+# The tangent rule is the same for every view: a view's tangent is the same view of its
+# input's tangent, i.e. the part of the tangent's storage the view covers
+# (``give_view_tangent``), so a write through either is seen by both, as in torch.  It
+# is computed at once, with the result (Note [Tangents computed at once]).
+#
+# The node keeps the arguments as torch keeps them: as the caller gave them (a negative
+# dim stays negative; ``narrow`` and ``movedim`` keep what torch computes from them),
+# and the backward rules wrap them.  torch's Python getters read a saved int64 as
+# unsigned (``unsqueeze(-1).grad_fn._saved_dim`` is 18446744073709551615); the entry's
+# getters do the same, so the attributes read as torch's.
+
+_UINT64 = (1 << 64) - 1
+
+
+def _as_torch_reads(value: Any) -> Any:
+    """A kept argument as torch's getter gives it (negative int64 values read unsigned)."""
+    if type(value) is int:
+        return value & _UINT64 if value < 0 else value
+    if type(value) is tuple or type(value) is list:
+        return tuple(v & _UINT64 if type(v) is int and v < 0 else v for v in value)
+    return value
+
+
+def _kept_property(name: str, index: int) -> property:
+    """``grad_fn._saved_<name>``: the input's shape (``index`` -1) or argument ``index``."""
+    if index < 0:
+        def get(node: Node) -> Any:
+            return node.self_sym_sizes
+    else:
+        def get(node: Node) -> Any:
+            return _as_torch_reads(node.args[index])
+
+    get.__name__ = "_saved_" + name
+    return property(get)
+
+
+class ViewEntryNode(Node):
+    """Base of the node classes that ``View`` entries build: backward is the entry's rule."""
+
+    __slots__ = ()
+    entry: View  # the class's entry, set when the entry builds the class
+    saves_self = False  # read by ``unary`` (Note [The per-op path])
+    saves_result = False
+    holds_saved = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # The entry gives the class torch's ``_saved_*`` getters itself (one per kept
+        # value, as torch names it); the generic ones made from slot names are not wanted.
+        pass
+
+    def backward(self, *grads: Any) -> tuple:
+        entry = self.entry
+        args = self.args
+        kept = [self.self_sym_sizes if i < 0 else args[i] for i in entry.kept_index]
+        if entry.many:  # an output no gradient reached counts as zeros
+            parts = [g if g is not None else wrap(np.zeros(shape, dtype), 0)
+                     for g, (shape, dtype) in zip(grads, self._out_meta)]
+            return entry.derivative(parts, *kept),
+        return entry.derivative(grads[0], *kept),
+
+
+class View:
+    """An op whose output is a view of its input, as data (Note [A view is an entry]).
+
+    - ``signature``: torch's Python signature, e.g. ``"transpose(Tensor input, int64_t
+      dim0, int64_t dim1)"``;
+    - ``grad_fn``: the name of the node class the entry builds;
+    - ``params``: the names of the op's arguments after the tensor, in the order the
+      entry is called with them (checked and normalised by the op's function first);
+    - ``forward``: ``forward(array, *params)``, a NumPy view of ``array`` (a list of
+      views when ``many``);
+    - ``keeps``: what the node keeps, by torch's names: any of ``params``, and
+      ``"self_sym_sizes"`` (the input's shape); the backward rule receives them in order;
+    - ``derivative``: ``(grad, *kept) -> grad_input`` in npgrad ops (``grad`` is the
+      list of the outputs' gradients when ``many``);
+    - ``many``: the op returns several views sharing one node (split, unbind), output
+      ``i`` being the ``i``-th; torch forbids writing into those in place.
+    """
+
+    __slots__ = ("name", "signature", "node", "forward", "params", "keeps", "derivative",
+                 "many", "kept_index", "sizes")
+
+    def __init__(self, signature: str, *, grad_fn: str, forward: Callable, derivative: Callable,
+                 params: tuple = (), keeps: tuple = (), many: bool = False) -> None:
+        self.name = signature.split("(", 1)[0]
+        self.signature = signature
+        self.forward = forward
+        self.derivative = derivative
+        self.params = tuple(params)
+        self.keeps = tuple(keeps)
+        self.many = many
+        for name in self.keeps:
+            if name != "self_sym_sizes" and name not in self.params:
+                raise ValueError(f"{grad_fn} keeps {name!r}, which is not one of its params")
+        # The node keeps the call's arguments as one tuple (``args``: one store on the hot
+        # path) and the input's shape when the rule reads it (``self_sym_sizes``);
+        # ``kept_index`` says where each kept value is (-1: the shape)
+        self.kept_index = tuple(-1 if name == "self_sym_sizes" else self.params.index(name)
+                                for name in self.keeps)
+        self.sizes = "self_sym_sizes" in self.keeps
+        body: dict = {"__slots__": ("args", "self_sym_sizes") if self.sizes else ("args",),
+                      "entry": self,
+                      "__module__": __name__, "__qualname__": grad_fn,
+                      "__doc__": f"The grad_fn of ``{self.name}``, built from its entry."}
+        for name, index in zip(self.keeps, self.kept_index):
+            body["_saved_" + name] = _kept_property(name, index)
+        self.node = type(grad_fn, (ViewEntryNode,), body)
+        REGISTRY[grad_fn] = self
+
+    def __repr__(self) -> str:
+        return f"<op {self.signature} -> {self.node.__name__}>"
+
+    def twin(self, grad_fn: str) -> type:
+        """The node class of the op's in-place form (``t_``'s ``TBackward1``): the same slots,
+        getters and rule under torch's other name (Note [In-place view ops])."""
+        return type(grad_fn, (self.node,), {
+            "__slots__": (), "__module__": self.node.__module__, "__qualname__": grad_fn,
+            "__doc__": f"The grad_fn of ``{self.name}_``, the twin of {self.node.__name__}."})
+
+    def _node(self, cls: type, input: Tensor, metas: tuple, params: tuple) -> Any:
+        node: Any = _new(cls)
+        node._init_node((edge_of(input),), metas)
+        node.args = params
+        if self.sizes:
+            node.self_sym_sizes = input._data.shape
+        return node
+
+    def __call__(self, input: Tensor, *params: Any) -> Any:
+        """Run the op on checked arguments: the view, its node with its kept values, and the
+        view bookkeeping (Note [A view is an entry])."""
+        data = input._data
+        out = self.forward(data, *params)
+        if self.many:
+            return self._views(input, out, params)
+        vc = input._vc
+        if vc is INFERENCE_COUNTER:
+            return _make(Tensor, out, None, False, vc)
+        if vc is None:
+            vc = version_counter(input)
+        mode = _tls.mode
+        requires_grad = input._requires_grad
+        if mode == RECORDING and requires_grad:
+            node: Any = _new(self.node)
+            node._init_node((edge_of(input),), ((out.shape, out.dtype),))
+            node._view_version = vc.version  # Note [Stale view history]
+            node.args = params
+            if self.sizes:
+                node.self_sym_sizes = data.shape
+            res = _make(Tensor, out, node, True, vc)
+        else:
+            node = None
+            res = _make(Tensor, out, None, requires_grad, vc)
+        if input._base is None and not FW.active and (node is not None or not requires_grad):
+            res._base = input  # all that ``mark_view`` would do here
+        else:
+            mark_view(res, input, node, mode, vc)
+        return res
+
+    def _views(self, input: Tensor, pieces: list, params: tuple) -> tuple:
+        """Several views of ``input`` sharing one node whose output ``i`` is ``pieces[i]``."""
+        vc = input._vc
+        if vc is INFERENCE_COUNTER:
+            return tuple(_make(Tensor, p, None, False, vc) for p in pieces)
+        if vc is None:
+            vc = version_counter(input)
+        mode = _tls.mode
+        node = None
+        requires_grad = input._requires_grad
+        if mode == RECORDING and requires_grad:
+            node = _new(self.node)
+            node._init_node((edge_of(input),), tuple([(p.shape, p.dtype) for p in pieces]))
+            node._view_version = vc.version
+            node.args = params
+            if self.sizes:
+                node.self_sym_sizes = input._data.shape
+        outs = []
+        version = vc.version
+        plain = input._base is None and not FW.active
+        no_grad = node is None and requires_grad  # made under no_grad or inference mode
+        in_inference = bool(no_grad and mode & INFERENCE)
+        for i, piece in enumerate(pieces):
+            res = _make(Tensor, piece, node, requires_grad, vc)
+            if node is not None:
+                res._output_nr = i
+            if plain:  # all that ``mark_view`` would do here
+                res._base = input
+                extra = res._extra = TensorExtra()
+                extra.view_info = ViewInfo(no_grad, True, version, in_inference)
+            else:
+                mark_view(res, input, node, mode, vc, True)
+            outs.append(res)
+        return tuple(outs)
+
+    def on_fresh(self, cls: type, input: Tensor, *params: Any) -> Tensor:
+        """The op applied to an op's fresh result that no one else holds, recorded as ``cls``
+        (a ``twin``) and not as a view: torch's in-place ``squeeze_`` at the end of matmul
+        and quantile leaves no view behind, only the result with its new shape."""
+        out = self.forward(input._data, *params)
+        mode = _tls.mode
+        if mode == RECORDING and input._requires_grad:
+            res = wrap_result(out, self._node(cls, input, ((out.shape, out.dtype),), params))
+        else:
+            res = wrap(out, mode)
+        if FW.active and not mode & INFERENCE and has_tangent(input):
+            tangent = tangent_of(input)
+            FW.active = False
+            try:
+                moved = (self.on_fresh(cls, tangent, *params) if tangent._requires_grad
+                         else wrap(self.forward(tangent._data, *params), 0))
+            finally:
+                FW.active = True
+            set_tangent(res, moved)
+        return res
