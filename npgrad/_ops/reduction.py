@@ -1,14 +1,22 @@
-"""Reductions (sum, mean, max, var, norm...), cumsum and softmax: forward and backward together.
+"""Reductions (sum, mean, max, var, norm...), scans, softmax and distances, each op a registry entry.
+
+Every differentiable op here is one ``General`` entry per overload (Note [The general
+entry kind] in registry.py): ``SUM`` (SumBackward0) and ``SUM_DIM`` (SumBackward1), ...
+Its public function checks the arguments with torch's texts, computes the NumPy forward
+and hands the arrays to the entry's ``record``, which builds the node with what torch's
+node keeps and gives the tangents at once.
 
 Note [Reduced dimensions]
 Every reduction turns its ``dim`` argument into a sorted tuple of axes with
-``_reduce_axes`` (torch's wrapping and error texts, from ``_shape_util``) and
-remembers two shapes on its node: the input's (``self_sizes``) and the
-"kept" shape, the input's with every reduced axis set to 1 (``keep_shape``).
-Backward rules first give the incoming gradient the kept shape (a reshape,
-which is a no-op when ``keepdim=True``), then let broadcasting or ``expand``
-carry it back over the reduced axes.  A 0-dim input accepts ``dim`` 0 or -1,
-as torch does, and reduces nothing.
+``_reduce_axes`` (torch's wrapping and error texts, from ``_shape_util``).  Its
+node keeps what torch's keeps: ``dim`` as the op was called (``_saved_dim``),
+``keepdim`` and the input's sizes, or the saved input itself; a backward rule
+works the axes out again from those (``_reduced``), and with them the "kept"
+shape, the input's with every reduced axis set to 1.  Rules first give the
+incoming gradient the kept shape (a reshape, which is a no-op when
+``keepdim=True``), then let broadcasting or ``expand`` carry it back over the
+reduced axes.  A 0-dim input accepts ``dim`` 0 or -1, as torch does, and
+reduces nothing.
 
 What ``dim=()`` means differs between ops, exactly as in torch: ``sum``,
 ``mean``, ``amax``, ``var``, ``norm`` reduce every dimension; ``all``/``any``
@@ -27,13 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from .signature import signature
+from .signature import checker, signature
 from .. import _dtype
 from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
-from ._core import Node, SavedTensor, UnaryNode, is_tensor, node_of, saved, unary
+from ._core import UnaryNode, is_tensor, node_of, saved, unary
 from ._shape_util import NO_DIM, wrap_dim, wrap_dims
 from .pointwise import zeros_like_grad
+from .registry import General, refuse_complex
 from .pointwise import (abs, exp, masked_fill, maximum, minimum, pow, sign,  # noqa: A004
                         where)
 
@@ -134,7 +143,7 @@ def _scalar_name(d: np.dtype) -> str:
 
 def _check_autograd_dtype(input: Tensor, dt: np.dtype) -> None:
     """torch refuses to record a differentiable op whose output is not floating."""
-    if dt.kind != "f" and _tls.mode == RECORDING and input._requires_grad:
+    if dt.kind not in "fc" and _tls.mode == RECORDING and input._requires_grad:
         raise RuntimeError(f"Autograd not support dtype: {_scalar_name(dt)}")
 
 
@@ -172,30 +181,46 @@ def _constant(data: np.ndarray) -> Tensor:
     return wrap(data, 0)
 
 
-class _ReductionNode(UnaryNode):
-    """Base of reduction nodes: remembers the input shape and the kept shape."""
-
-    __slots__ = ("self_sizes", "keep_shape", "dim")
-
-    def same_sum(self, tangent: Tensor) -> Tensor:
-        """``tangent`` summed over this reduction's dims, to its output's shape."""
-        if not self.dim:  # a 0-dim input
-            return tangent
-        keepdim = len(self._out_meta[0][0]) == len(self.self_sizes)
-        if len(self.dim) == len(self.self_sizes) and not keepdim:
-            return sum(tangent)
-        return sum(tangent, self.dim, keepdim=keepdim)
+def _reduced(dim: Any, sizes: tuple) -> tuple:
+    """The sorted axes a kept ``dim`` (as the op was called) reduced over an input of
+    ``sizes``: what a backward rule reads (Note [Reduced dimensions])."""
+    return _reduce_axes("", len(sizes), dim)
 
 
-def _record(cls: Any, input: Tensor, out: np.ndarray, axes: tuple) -> Tensor:
-    res = unary(cls, input, out)
-    node = node_of(res)
-    if node is not None:
-        shape = input._data.shape
-        node.self_sizes = shape
-        node.keep_shape = _keep_shape(shape, axes)
-        node.dim = axes
-    return res
+def _grad_to_input(grad: Tensor, sizes: tuple, axes: tuple) -> Tensor:
+    """A reduction's gradient with the reduced axes restored and expanded to ``sizes``."""
+    return _expand(_restore(grad, _keep_shape(sizes, axes)), sizes)
+
+
+def _same_sum(t: Tensor, axes: tuple, keepdim: bool) -> Tensor:
+    """``t`` summed over a reduction's ``axes`` to its output's shape (a 0-dim input
+    reduces nothing)."""
+    if not axes:
+        return t
+    if len(axes) == t._data.ndim and not keepdim:
+        return sum(t)
+    return sum(t, axes, keepdim=keepdim)
+
+
+def _ones_as(r: Tensor, like: Tensor | None = None) -> Tensor:
+    """A constant gradient of ones shaped as ``r`` (in ``like``'s dtype when given)."""
+    dt = (r if like is None else like)._data.dtype
+    return _constant(np.ones(r._data.shape, dtype=dt))
+
+
+# Note [A reduction's tangent from its gradient]
+# Each output of a reduction reads its own slice of the input, so its Jacobian has one
+# row per output and ``J t = sum over the reduced axes of (t * J^T 1)``: the backward
+# rule applied to a gradient of ones, times the tangent, summed like the forward.  The
+# rule is written in npgrad ops, so the tangent stays differentiable (forward over
+# reverse), and the two modes cannot disagree.  Linear ones (sum, mean) state theirs.
+
+def _reduction_tangent(t: Tensor, rule_of_ones: Any, axes: tuple, keepdim: bool) -> Tensor:
+    """Note [A reduction's tangent from its gradient]; ``rule_of_ones`` is ``J^T 1``
+    (None: the rule gives no gradient, so the tangent is zero)."""
+    if rule_of_ones is None:
+        return _same_sum(t * 0.0, axes, keepdim)
+    return _same_sum(t * rule_of_ones, axes, keepdim)
 
 
 # Note [Scalar nodes in backward formulas]
@@ -229,34 +254,42 @@ def _scalar_op(cls: Any, x: Tensor, other: Any) -> Tensor:
     return res
 
 
-# -- sum / mean / prod --------------------------------------------------------------------
-
-class SumBackward0(_ReductionNode):
-    """Sum of all elements: the gradient is broadcast back to every element."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        if type(self) is SumBackward0 and not grad._data.ndim:
-            # ``x.sum()``: torch expands the 0-dim gradient directly
-            return _expand(grad, self.self_sizes),
-        return _expand(_restore(grad, self.keep_shape), self.self_sizes),
-
-    def jvp(self, tangents: list) -> list:
-        """Summing is linear: the tangent is the same sum of the tangent."""
-        return [self.same_sum(tangents[0])]
-
-
-class SumBackward1(SumBackward0):
-    """Sum over ``dim``."""
-
-    __slots__ = ()
-
+# -- sum / mean / nansum / prod -----------------------------------------------------------
 
 def _sum_dtype(d: np.dtype) -> np.dtype:
     return np.dtype(np.int64) if d.kind in "biu" else d
 
 
+def _sum_array(data: np.ndarray, axes: tuple, out_dt: np.dtype, shape: tuple) -> np.ndarray:
+    """The NumPy forward of sum: floats accumulate in float32 at least (Note [Reductions
+    in float16]), integers and bools in ``out_dt`` (int64 unless a dtype is given)."""
+    if out_dt.kind in "fV":
+        out = np.sum(_acc(data), axis=axes)
+    else:
+        out = np.sum(data, axis=axes, dtype=out_dt)
+    return _finish(out, out_dt, shape)
+
+
+SUM = General(
+    "sum(Tensor input, *, ScalarType? dtype=None)", grad_fn="SumBackward0",
+    forward=_sum_array, params=("axes", "out_dtype", "shape"), keeps=("self_sym_sizes",),
+    # ``x.sum()``: torch expands the 0-dim gradient straight back
+    derivatives={"self": lambda grad, self_sym_sizes: _expand(grad, self_sym_sizes)},
+    tangent=lambda self_t: sum(self_t))
+
+SUM_DIM = General(
+    "sum(Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+    "Tensor out=None)", grad_fn="SumBackward1",
+    forward=lambda data, axes, out_dt, shape, dim, keepdim: _sum_array(data, axes, out_dt, shape),
+    params=("axes", "out_dtype", "shape", "dim", "keepdim"),
+    keeps=("dim", "keepdim", "self_sym_sizes"),
+    derivatives={"self": lambda grad, dim, self_sym_sizes:
+                 _grad_to_input(grad, self_sym_sizes, _reduced(dim, self_sym_sizes))},
+    tangent=lambda self_t, axes, keepdim: _same_sum(self_t, axes, keepdim))
+
+SumBackward0 = SUM.node
+SumBackward1 = SUM_DIM.node
+_FAST_SUM = frozenset("fd")  # float32 / float64: x.sum() without a dtype, the hot case
 
 
 @signature("sum(Tensor input, *, ScalarType? dtype=None)",
@@ -273,42 +306,69 @@ def sum(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,  # noqa: A00
     tensor([4., 6.])
     """
     data = input._data
+    if dim is NO_DIM and dtype is None and not keepdim and data.dtype.char in _FAST_SUM:
+        return SUM.record((input,), np.asarray(np.sum(data)))  # the hot path: no checks needed
     dt = _np_dtype_arg(dtype)
     if dt is not None:
         _check_autograd_dtype(input, dt)
         data = data.astype(dt, copy=False)
     out_dt = _sum_dtype(data.dtype) if dt is None else dt  # an explicit dtype is the result's
     explicit = dim is not NO_DIM
-    if not explicit:
-        dim = None
-    axes = _reduce_axes("sum", data.ndim, dim)
+    axes = _reduce_axes("sum", data.ndim, dim if explicit else None)
     shape = _out_shape(data.shape, axes, keepdim)
-    if out_dt.kind in "fV":
-        out = np.sum(_acc(data), axis=axes)
-    else:
-        out = np.sum(data, axis=axes, dtype=out_dt)
-    cls = SumBackward0 if not explicit and not keepdim else SumBackward1
-    return _record(cls, input, _finish(out, out_dt, shape), axes)
+    out = _sum_array(data, axes, out_dt, shape)
+    if not explicit and not keepdim:
+        return SUM.record((input,), out, (axes, out_dt, shape))
+    return SUM_DIM.record((input,), out, (axes, out_dt, shape, _kept_dims(dim), keepdim))
 
 
-class MeanBackward0(_ReductionNode):
-    __slots__ = ("count",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        # torch divides after expanding (DivBackward1 over ExpandBackward0)
-        full = type(self) is MeanBackward0 and not grad._data.ndim
-        g = grad if full else _restore(grad, self.keep_shape)
-        from .loss import DivBackward1  # its one class lives with the losses, above this module
-
-        return _scalar_op(DivBackward1, _expand(g, self.self_sizes), self.count),
-
-    def jvp(self, tangents: list) -> list:
-        """Linear, as the sum."""
-        return [self.same_sum(tangents[0]) / self.count]
+def _kept_dims(dim: Any) -> Any:
+    """A ``dim`` list argument as torch keeps it: a tuple, None when not given."""
+    if dim is None or dim is NO_DIM:
+        return None
+    return tuple(dim) if _is_dim_sequence(dim) else (dim,)
 
 
-class MeanBackward1(MeanBackward0):
-    __slots__ = ()
+def _mean_backward(grad: Tensor, sizes: tuple, axes: tuple | None) -> Tensor:
+    """``grad`` expanded back, then divided by the count (DivBackward1 over
+    ExpandBackward0, as torch records it); ``axes`` None: the mean of every element,
+    whose 0-dim gradient torch expands straight back."""
+    from .loss import DivBackward1  # its one class lives with the losses, above this module
+
+    if axes is None:
+        return _scalar_op(DivBackward1, _expand(grad, sizes), _count(sizes, tuple(range(len(
+            sizes)))))
+    return _scalar_op(DivBackward1, _grad_to_input(grad, sizes, axes), _count(sizes, axes))
+
+
+def _mean_array(data: np.ndarray, axes: tuple, shape: tuple) -> np.ndarray:
+    n = _count(data.shape, axes)
+    acc = _acc(data)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.sum(acc, axis=axes) / np.asarray(n, dtype=acc.dtype)
+    return _finish(out, data.dtype, shape)
+
+
+MEAN = General(
+    "mean(Tensor input, *, ScalarType? dtype=None, Tensor out=None)", grad_fn="MeanBackward0",
+    forward=_mean_array, params=("axes", "shape"), keeps=("self_sym_sizes", "self_sym_numel"),
+    derivatives={"self": lambda grad, self_sym_sizes: _mean_backward(grad, self_sym_sizes,
+                                                                      None)},
+    tangent=lambda self_t: mean(self_t))
+
+MEAN_DIM = General(
+    "mean(Tensor input, IntArrayRef[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+    "Tensor out=None)", grad_fn="MeanBackward1",
+    forward=lambda data, axes, shape, dim, keepdim: _mean_array(data, axes, shape),
+    params=("axes", "shape", "dim", "keepdim"),
+    keeps=("dim", "keepdim", "self_sym_numel", "self_sym_sizes"),
+    derivatives={"self": lambda grad, dim, self_sym_sizes:
+                 _mean_backward(grad, self_sym_sizes, _reduced(dim, self_sym_sizes))},
+    tangent=lambda self_t, axes, keepdim: _same_sum(self_t, axes, keepdim)
+    / _count(self_t._data.shape, axes))
+
+MeanBackward0 = MEAN.node
+MeanBackward1 = MEAN_DIM.node
 
 
 @signature("mean(Tensor input, *, ScalarType? dtype=None, Tensor out=None)",
@@ -324,70 +384,145 @@ def mean(input: Tensor, dim: Any = NO_DIM, keepdim: bool = False, *,
     """
     data = input._data
     dt = _np_dtype_arg(dtype)
-    if dt is None and data.dtype.kind not in "fV":
+    if dt is None and data.dtype.kind not in "fVc":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {_scalar_name(data.dtype)}")
     if dt is not None:
-        if dt.kind not in "fV":
+        if dt.kind not in "fVc":
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be "
                                "either a floating point or complex dtype. Got: "
                                f"{_scalar_name(dt)}")
         data = data.astype(dt, copy=False)
     explicit = dim is not NO_DIM
-    if not explicit:
-        dim = None
-    axes = _reduce_axes("mean", data.ndim, dim)
-    n = _count(data.shape, axes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.sum(_acc(data), axis=axes) / np.asarray(n, dtype=_acc(data).dtype)
-    cls = MeanBackward0 if not explicit and not keepdim else MeanBackward1
-    res = _record(cls, input, _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)),
-                  axes)
-    node = node_of(res)
-    if node is not None:
-        node.count = n
-    return res
+    axes = _reduce_axes("mean", data.ndim, dim if explicit else None)
+    shape = _out_shape(data.shape, axes, keepdim)
+    out = _mean_array(data, axes, shape)
+    if not explicit and not keepdim:
+        return MEAN.record((input,), out, (axes, shape))
+    return MEAN_DIM.record((input,), out, (axes, shape, _kept_dims(dim), keepdim))
 
 
-class ProdBackward0(_ReductionNode):
-    """Product: each element's gradient is the product of the others (zeros handled)."""
-
-    __slots__ = ()
-    saves_self = True
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        g = _restore(grad, self.keep_shape)
-        zero = x._data == 0
-        if not zero.any():
-            return g * (_restore(saved(self, "result"), self.keep_shape) / x),
-        if type(self) is ProdBackward0 and np.count_nonzero(zero) > 1:
-            # torch's rule for the product of all elements: zeros once two of them are zero
-            # (so NaNs elsewhere do not leak in, and no second derivative flows through)
-            return _constant(np.zeros(x._data.shape, dtype=x._data.dtype)),
-        # With zeros, "result / x" is useless.  The product of the others is split
-        # into its nonzero part and its zero part, each written so that it stays
-        # differentiable (second derivatives through the zeros are right):
-        #   x_j != 0: (prod of nonzeros / x_j) * (prod of the zero elements)
-        #   x_j == 0: prod of nonzeros * (1 if j is the only zero; the other zero's value
-        #             if there are two; 0 with three or more, whose derivatives vanish too)
-        axes = self.dim
-        is_zero = _constant(zero)
-        x_safe = where(is_zero, 1.0, x)
-        p_nz = prod_over(x_safe, axes)
-        zero_part = prod_over(where(is_zero, x, 1.0), axes)
-        zero_sum = sum(where(is_zero, x, 0.0), axes, keepdim=True)
-        n_zero = zero.sum(axis=axes, keepdims=True)
-        one = _constant(n_zero == 1)
-        two = _constant(n_zero == 2)
-        at_zero = p_nz * (one + two * (zero_sum - x))
-        elsewhere = (p_nz / x_safe) * zero_part
-        return g * where(is_zero, at_zero, elsewhere),
+def _nansum_backward(grad: Tensor, x: Tensor, dim: Any) -> Tensor:
+    """Sum skipping NaNs: the NaN positions get a zero gradient."""
+    sizes = x._data.shape
+    keep = _constant(~np.isnan(x._data)) if x._data.dtype.kind == "f" else 1
+    return _grad_to_input(grad, sizes, _reduced(dim, sizes)) * keep
 
 
-class ProdBackward1(ProdBackward0):
-    __slots__ = ()
+NANSUM = General(
+    "nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, "
+    "ScalarType? dtype=None, Tensor out=None)", grad_fn="NansumBackward0",
+    forward=None, params=("axes", "dim", "keepdim"), keeps=("dim", "keepdim"), saves=("self",),
+    derivatives={"self": lambda grad, self, dim: _nansum_backward(grad, self, dim)},
+    tangent=lambda self_t, self, axes, keepdim: _same_sum(
+        where(_constant(np.isnan(self._data)), 0.0, self_t), axes, keepdim))
+NansumBackward0 = NANSUM.node
+
+
+@signature("nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, "
+           "ScalarType? dtype=None, Tensor out=None)")
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """:func:`sum` treating NaN as zero; NansumBackward0.
+
+    >>> import npgrad
+    >>> npgrad.tensor([1., float('nan'), 2.]).nansum()
+    tensor(3.)
+    """
+    data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((RuntimeError, 'nansum on CPU does not support complex inputs'), data.dtype)
+    dt = _np_dtype_arg(dtype)
+    if dt is not None:
+        _check_autograd_dtype(input, dt)
+        data = data.astype(dt, copy=False)
+    out_dt = _sum_dtype(data.dtype) if dt is None else dt  # an explicit dtype is the result's
+    axes = _reduce_axes("nansum", data.ndim, dim)
+    if out_dt.kind == "f":
+        out = np.nansum(_acc(data), axis=axes)
+    else:
+        out = np.sum(data, axis=axes, dtype=out_dt)
+    out = _finish(out, out_dt, _out_shape(data.shape, axes, keepdim))
+    return NANSUM.record((input,), out, (axes, _kept_dims(dim), keepdim))
+
+
+def _conjugated(rule: Any, grad: Tensor, *args: Any) -> Tensor:
+    """A rule written as ``grad`` times the derivative, for a holomorphic op: conjugated
+    around it for a complex gradient (Note [Holomorphic rules serve complex inputs] in
+    registry.py); its tangent uses the rule as it is."""
+    if grad._data.dtype.kind == "c":
+        return rule(grad.conj(), *args).conj_physical()
+    return rule(grad, *args)
+
+
+def _prod_backward(grad: Tensor, x: Tensor, result: Tensor, axes: tuple,
+                   whole: bool) -> Tensor:
+    """Product: each element's gradient is the product of the others (zeros handled);
+    complex: conjugated (Note [Holomorphic rules serve complex inputs] in registry.py)."""
+    if grad._data.dtype.kind == "c":
+        return _prod_others(grad.conj(), x, result, axes, whole).conj_physical()
+    return _prod_others(grad, x, result, axes, whole)
+
+
+def _prod_others(grad: Tensor, x: Tensor, result: Tensor, axes: tuple, whole: bool) -> Tensor:
+    """``grad`` times the product of the other elements, per element."""
+    keep_shape = _keep_shape(x._data.shape, axes)
+    g = _restore(grad, keep_shape)
+    zero = x._data == 0
+    if not zero.any():
+        return g * (_restore(result, keep_shape) / x)
+    if whole and np.count_nonzero(zero) > 1:
+        # torch's rule for the product of all elements: zeros once two of them are zero
+        # (so NaNs elsewhere do not leak in, and no second derivative flows through)
+        return _constant(np.zeros(x._data.shape, dtype=x._data.dtype))
+    # With zeros, "result / x" is useless.  The product of the others is split
+    # into its nonzero part and its zero part, each written so that it stays
+    # differentiable (second derivatives through the zeros are right):
+    #   x_j != 0: (prod of nonzeros / x_j) * (prod of the zero elements)
+    #   x_j == 0: prod of nonzeros * (1 if j is the only zero; the other zero's value
+    #             if there are two; 0 with three or more, whose derivatives vanish too)
+    is_zero = _constant(zero)
+    x_safe = where(is_zero, 1.0, x)
+    p_nz = prod_over(x_safe, axes)
+    zero_part = prod_over(where(is_zero, x, 1.0), axes)
+    zero_sum = sum(where(is_zero, x, 0.0), axes, keepdim=True)
+    n_zero = zero.sum(axis=axes, keepdims=True)
+    one = _constant(n_zero == 1)
+    two = _constant(n_zero == 2)
+    at_zero = p_nz * (one + two * (zero_sum - x))
+    elsewhere = (p_nz / x_safe) * zero_part
+    return g * where(is_zero, at_zero, elsewhere)
+
+
+def _all_axes(x: Tensor) -> tuple:
+    return tuple(range(x._data.ndim))
+
+
+def _prod_dim_axes(dim: int, x: Tensor) -> tuple:
+    d = _single_dim("prod", x._data.ndim, dim)
+    return () if d is None else (d,)
+
+
+PROD = General(
+    "prod(Tensor input, *, ScalarType? dtype=None)", grad_fn="ProdBackward0", forward=None,
+    saves=("self", "result"),
+    derivatives={"self": lambda grad, self, result:
+                 _prod_backward(grad, self, result, _all_axes(self), True)},
+    tangent=lambda self_t, self, result: _reduction_tangent(
+        self_t, _prod_others(_ones_as(result), self, result, _all_axes(self), True),
+        _all_axes(self), False))
+
+PROD_DIM = General(
+    "prod(Tensor input, int64_t dim, bool keepdim=False, *, ScalarType? dtype=None, "
+    "Tensor out=None)", grad_fn="ProdBackward1", forward=None, params=("dim", "keepdim"),
+    keeps=("dim", "keepdim"), saves=("self", "result"),
+    derivatives={"self": lambda grad, self, result, dim:
+                 _prod_backward(grad, self, result, _prod_dim_axes(dim, self), False)},
+    tangent=lambda self_t, self, result, dim, keepdim: _reduction_tangent(
+        self_t, _prod_others(_ones_as(result), self, result, _prod_dim_axes(dim, self),
+                               False), _prod_dim_axes(dim, self), keepdim))
+
+ProdBackward0 = PROD.node
+ProdBackward1 = PROD_DIM.node
 
 
 def prod_over(input: Tensor, axes: tuple) -> Tensor:
@@ -423,9 +558,10 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         axes = () if d is None else (d,)
     out = np.prod(_acc(data) if out_dt.kind == "f" else data, axis=axes, dtype=None
                   if out_dt.kind == "f" else out_dt)
-    cls = ProdBackward0 if dim is None else ProdBackward1
-    return _record(cls, input, _finish(out, out_dt, _out_shape(data.shape, axes, keepdim)),
-                   axes)
+    out = _finish(out, out_dt, _out_shape(data.shape, axes, keepdim))
+    if dim is None:
+        return PROD.record((input,), out)
+    return PROD_DIM.record((input,), out, (dim, keepdim))
 
 
 # -- amax / amin / max / min ---------------------------------------------------------------
@@ -444,30 +580,42 @@ def _check_nonempty(op: str, data: np.ndarray, axes: tuple, specified: bool,
             raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
 
 
-class AmaxBackward0(_ReductionNode):
-    """Gradient shared evenly among the elements equal to the extremum."""
-
-    __slots__ = ()
-    saves_self = True
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")._data
-        r = saved(self, "result")._data.reshape(self.keep_shape)
-        mask = x == r
-        count = mask.sum(axis=self.dim, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = mask / count
-        return _restore(grad, self.keep_shape) * _constant(scale.astype(x.dtype, copy=False)),
+def _amax_backward(grad: Tensor, x: Tensor, result: Tensor, dim: Any) -> Tensor:
+    """The gradient shared evenly among the elements equal to the extremum."""
+    xd = x._data
+    axes = _reduced(dim, xd.shape)
+    keep_shape = _keep_shape(xd.shape, axes)
+    mask = xd == result._data.reshape(keep_shape)
+    count = mask.sum(axis=axes, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = mask / count
+    return _restore(grad, keep_shape) * _constant(scale.astype(xd.dtype, copy=False))
 
 
-class AminBackward0(AmaxBackward0):
-    __slots__ = ()
+def _amax_entry(name: str, grad_fn: str) -> General:
+    return General(
+        f"{name}(Tensor input, IntArrayRef[1] dim=None, bool keepdim=False, *, "
+        "Tensor out=None)", grad_fn=grad_fn, forward=None, params=("axes", "dim", "keepdim"),
+        keeps=("dim", "keepdim"), saves=("self", "result"),
+        derivatives={"self": lambda grad, self, result, dim:
+                     _amax_backward(grad, self, result, dim)},
+        tangent=lambda self_t, self, result, axes, dim, keepdim: _reduction_tangent(
+            self_t, _amax_backward(_ones_as(result), self, result, dim), axes, keepdim))
 
 
-def _amax_like(op: str, cls: Any, np_fn: Any, input: Tensor, dim: Any,
+AMAX = _amax_entry("amax", "AmaxBackward0")
+AMIN = _amax_entry("amin", "AminBackward0")
+AmaxBackward0 = AMAX.node
+AminBackward0 = AMIN.node
+
+
+def _amax_like(op: str, entry: General, np_fn: Any, input: Tensor, dim: Any,
                keepdim: bool) -> Tensor:
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        kernel = "max_values_cpu" if op == "amax" else "min_values_cpu"
+        refuse_complex((NotImplementedError, f"\"{kernel}\" not implemented for '{{dtype}}'"),
+                       data.dtype)
     specified = dim is not None and not (_is_dim_sequence(dim) and not dim)
     if specified and data.size == 0:
         bad = _empty_dim_given(dim, data.ndim, data.shape)
@@ -476,67 +624,86 @@ def _amax_like(op: str, cls: Any, np_fn: Any, input: Tensor, dim: Any,
     axes = _reduce_axes(op, data.ndim, dim)
     _check_nonempty(op, data, axes, specified)
     out = np_fn(data, axis=axes) if axes else data.copy()
-    return _record(cls, input, _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)),
-                   axes)
+    out = _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim))
+    return entry.record((input,), out, (axes, () if dim is None else _kept_dims(dim), keepdim))
 
 
 @signature("amax(Tensor input, IntArrayRef[1] dim=None, bool keepdim=False, *, Tensor out=None)")
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest element over ``dim`` (all by default); ties share the gradient evenly."""
-    return _amax_like("amax", AmaxBackward0, np.amax, input, dim, keepdim)
+    return _amax_like("amax", AMAX, np.amax, input, dim, keepdim)
 
 
 @signature("amin(Tensor input, IntArrayRef[1] dim=None, bool keepdim=False, *, Tensor out=None)")
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Smallest element over ``dim`` (all by default); ties share the gradient evenly."""
-    return _amax_like("amin", AminBackward0, np.amin, input, dim, keepdim)
+    return _amax_like("amin", AMIN, np.amin, input, dim, keepdim)
+
+
+def evenly_distribute(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
+    """torch's evenly_distribute rule for a full reduction that picks one value (max(),
+    median()...): the gradient is shared between every element equal to the result (NaN
+    selects the NaNs)."""
+    xd = x._data
+    r = result._data
+    mask = np.isnan(xd) if np.isnan(r) else xd == r
+    scale = (mask / mask.sum()).astype(xd.dtype, copy=False)
+    return grad * _constant(scale)
 
 
 class _EvenlyDistributeNode(UnaryNode):
-    """A full reduction that picks one value (max(), median()...): torch's evenly_distribute
-    rule shares the gradient between every element equal to the result (NaN selects the NaNs)."""
+    """A node of ``evenly_distribute`` for the selection ops of sorting.py (median ...)."""
 
     __slots__ = ()
     saves_self = True
     saves_result = True
 
     def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")._data
-        r = saved(self, "result")._data
-        mask = np.isnan(x) if np.isnan(r) else x == r
-        scale = (mask / mask.sum()).astype(x.dtype, copy=False)
-        return grad * _constant(scale),
+        return evenly_distribute(grad, saved(self, "self_"), saved(self, "result")),
 
 
-class MaxBackward1(_EvenlyDistributeNode):
-    """``max()`` of all elements."""
+def _max_all_entry(name: str, grad_fn: str) -> General:
+    return General(
+        f"{name}(Tensor input, *, Tensor out=None)", grad_fn=grad_fn, forward=None,
+        saves=("self", "result"),
+        derivatives={"self": lambda grad, self, result: evenly_distribute(grad, self, result)},
+        tangent=lambda self_t, self, result: sum(
+            self_t * evenly_distribute(_ones_as(result), self, result)))
 
-    __slots__ = ()
+
+MAX = _max_all_entry("max", "MaxBackward1")
+MIN = _max_all_entry("min", "MinBackward1")
+MaxBackward1 = MAX.node
+MinBackward1 = MIN.node
 
 
-class MinBackward1(MaxBackward1):
-    __slots__ = ()
-
-
-class MaxBackward0(_ReductionNode):
+def _max_dim_backward(grad: Tensor, dim: int, indices: Tensor, sizes: tuple) -> Tensor:
     """``max(dim)``: the gradient goes to the element at the returned index."""
-
-    __slots__ = ("indices",)
-    _saved_fields = ("self_", "result", "indices")
-
-    def backward(self, grad: Tensor) -> tuple:
-        idx = saved(self, "indices")._data
-        shape = self.self_sizes
-        if not self.dim:  # 0-dim input
-            return grad,
-        d = self.dim[0]
-        positions = np.arange(shape[d]).reshape((-1,) + (1,) * (len(shape) - d - 1))
-        onehot = positions == idx.reshape(self.keep_shape)
-        return _restore(grad, self.keep_shape) * _constant(onehot),
+    if not sizes:  # 0-dim input
+        return grad
+    d = wrap_dim(dim, len(sizes))
+    keep_shape = _keep_shape(sizes, (d,))
+    positions = np.arange(sizes[d]).reshape((-1,) + (1,) * (len(sizes) - d - 1))
+    onehot = positions == indices._data.reshape(keep_shape)
+    return _restore(grad, keep_shape) * _constant(onehot)
 
 
-class MinBackward0(MaxBackward0):
-    __slots__ = ()
+def _max_dim_entry(name: str, grad_fn: str) -> General:
+    return General(
+        f"{name}(Tensor input, int64_t dim, bool keepdim=False, *, TensorList[2] out=None)",
+        grad_fn=grad_fn, forward=None, params=("axes", "dim", "keepdim"),
+        keeps=("dim", "keepdim", "self_sym_sizes"), saves=("indices",), extra=("indices",),
+        derivatives={"self": lambda grad, dim, indices, self_sym_sizes:
+                     _max_dim_backward(grad, dim, indices, self_sym_sizes)},
+        tangent=lambda self_t, axes, dim, keepdim, indices, self_sym_sizes: _reduction_tangent(
+            self_t, _max_dim_backward(_ones_as(indices, self_t), dim, indices, self_sym_sizes),
+            axes, keepdim))
+
+
+MAX_DIM = _max_dim_entry("max", "MaxBackward0")
+MIN_DIM = _max_dim_entry("min", "MinBackward0")
+MaxBackward0 = MAX_DIM.node
+MinBackward0 = MIN_DIM.node
 
 
 class _ReturnType(tuple):
@@ -581,6 +748,8 @@ return_type_min = _return_type("min")
 
 def _max_with_dim(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((RuntimeError, f"{op}(): does not support complex input"), data.dtype)
     if _is_dim_sequence(dim):
         raise TypeError(f"{op}() received an invalid combination of arguments - got (Tensor, "
                         f"{type(dim).__name__}), but expected one of:\n"
@@ -599,22 +768,21 @@ def _max_with_dim(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
         values = np.take_along_axis(data, idx, axis=d)
         if not keepdim:
             values, idx = np.squeeze(values, d), np.squeeze(idx, d)
-    idx = idx.astype(np.int64, copy=False)
-    cls = MaxBackward0 if op == "max" else MinBackward0
-    res = _record(cls, input, np.asarray(values, order="C"), axes)
-    indices = wrap(np.asarray(idx, order="C"), _tls.mode)
-    node = node_of(res)
-    if node is not None:
-        node.indices = SavedTensor(indices, True)
+    idx = np.asarray(idx.astype(np.int64, copy=False), order="C")
+    entry = MAX_DIM if op == "max" else MIN_DIM
+    res, indices = entry.record((input,), (np.asarray(values, order="C"), idx),
+                                (axes, dim, keepdim))
     return (return_type_max if op == "max" else return_type_min)(res, indices)
 
 
 def _max_all(op: str, input: Tensor) -> Tensor:
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((NotImplementedError, f"\"{op}_all\" not implemented for '{{dtype}}'"),
+                       data.dtype)
     _check_nonempty(op, data, (), False)
     out = np.amax(data) if op == "max" else np.amin(data)
-    return unary(MaxBackward1 if op == "max" else MinBackward1, input, _finish(out, data.dtype,
-                                                                             ()))
+    return (MAX if op == "max" else MIN).record((input,), _finish(out, data.dtype, ()))
 
 
 @signature("max(Tensor input, *, Tensor out=None)",
@@ -657,19 +825,25 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
 
 def _var_args(op: str, data: np.ndarray, dim: Any, unbiased: Any,
               correction: Any) -> tuple:
+    """``(axes, correction, kept)``: the axes reduced, the correction used, and what
+    torch keeps as ``_saved_correction`` (None when neither a dim, ``unbiased`` nor a
+    correction was given: torch's default, which is 1)."""
     if isinstance(dim, bool):  # var(True): the lone positional is `unbiased`
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
         raise TypeError(f"{op}() received an invalid combination of arguments - got both "
                         "'unbiased' and 'correction'")
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
+        kept = None if unbiased is None and dim is None else int(unbiased is None or unbiased)
         correction = 1 if unbiased is None or unbiased else 0
-    elif is_tensor(correction):
-        correction = correction.item()
+    else:
+        if is_tensor(correction):
+            correction = correction.item()
+        kept = correction
     axes = _reduce_axes(op, data.ndim, dim)
-    return axes, correction
+    return axes, correction, kept
 
 
 def _var_forward(op: str, data: np.ndarray, axes: tuple, correction: Any,
@@ -680,51 +854,76 @@ def _var_forward(op: str, data: np.ndarray, axes: tuple, correction: Any,
     if dof <= 0:
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)
     with np.errstate(invalid="ignore", divide="ignore"):
         mu = np.sum(acc, axis=axes, keepdims=True) / np.asarray(n, acc.dtype)
         dev = acc - mu
+        if dev.dtype.kind == "c":  # |z - mean|^2: a real variance, as torch's
+            dev = np.abs(dev)
         ss = np.sum(dev * dev, axis=axes)
-        out = ss / np.asarray(_builtin_max(dof, 0), acc.dtype)
-    return _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim))
+        out = ss / np.asarray(_builtin_max(dof, 0), ss.dtype)
+    return _finish(out, data.real.dtype, _out_shape(data.shape, axes, keepdim))
 
 
-class VarBackward0(_ReductionNode):
-    # full: no ``dim`` given (or a 0-dim input), torch's whole-tensor branch of var_backward
-    __slots__ = ("correction", "full")
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return _var_backward(self, grad),
-
-
-def _var_backward(node: Any, g: Tensor) -> Tensor:
+def _var_grad(g: Tensor, x: Tensor, axes: tuple, correction: Any, full: bool) -> Tensor:
     """``2 / dof * grad * (x - mean)``, recorded as torch's var_backward records it.
 
-    Without ``dim`` the 0-dim gradient broadcasts against ``x - x.mean()``; with
-    ``dim`` the reduced axes come back by unsqueeze (only for inputs of 2+ dims: a
-    1-dim input's 0-dim gradient broadcasts) and the mean keeps its dims.
+    ``full``: no ``dim`` given (or a 0-dim input), torch's whole-tensor branch: the
+    0-dim gradient broadcasts against ``x - x.mean()``; with ``dim`` the reduced axes
+    come back by unsqueeze (only for inputs of 2+ dims: a 1-dim input's 0-dim gradient
+    broadcasts) and the mean keeps its dims.
     """
-    x = saved(node, "self_")
-    dof = _count(node.self_sizes, node.dim) - node.correction
+    sizes = x._data.shape
+    dof = _count(sizes, axes) - correction
     with np.errstate(divide="ignore"):
         factor = float(np.float64(2.0) / np.float64(dof))
-    if node.full:
+    if full:
         return _scalar_op(MulBackward1, g, factor) * (x - mean(x))
-    if len(node.self_sizes) > 1:
-        g = _restore(g, node.keep_shape)
-    return _scalar_op(MulBackward1, g, factor) * (x - mean(x, node.dim, True))
+    if len(sizes) > 1:
+        g = _restore(g, _keep_shape(sizes, axes))
+    return _scalar_op(MulBackward1, g, factor) * (x - mean(x, axes, True))
 
 
-class StdBackward0(VarBackward0):
-    __slots__ = ()
-    saves_result = True
+def _var_backward(g: Tensor, x: Tensor, dim: Any, correction: Any) -> Tensor:
+    """var's rule from what its node keeps (``dim`` None: every dim, torch's full branch)."""
+    sizes = x._data.shape
+    return _var_grad(g, x, _reduced(dim, sizes), 1 if correction is None else correction,
+                     dim is None or not sizes)
 
-    def backward(self, grad: Tensor) -> tuple:
-        # torch: (grad / (result * 2)).masked_fill_(result == 0, 0), then var's rule
-        r = saved(self, "result")
-        g = masked_fill(grad / _scalar_op(MulBackward1, r, 2), r == 0, 0)
-        return _var_backward(self, g),
+
+def _std_backward(grad: Tensor, x: Tensor, result: Tensor, dim: Any, correction: Any) -> Tensor:
+    """torch: ``(grad / (result * 2)).masked_fill_(result == 0, 0)``, then var's rule."""
+    g = masked_fill(grad / _scalar_op(MulBackward1, result, 2), result == 0, 0)
+    return _var_backward(g, x, dim, correction)
+
+
+VAR = General(
+    "var(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
+    "bool keepdim=False, Tensor out=None)", grad_fn="VarBackward0", forward=None,
+    params=("axes", "correction", "dim", "keepdim"), keeps=("correction", "dim", "keepdim"),
+    saves=("self",),
+    derivatives={"self": lambda grad, self, dim, correction:
+                 _var_backward(grad, self, dim, correction)},
+    tangent=lambda self_t, self, result, axes, dim, correction, keepdim: _reduction_tangent(
+        self_t, _var_backward(_ones_as(result), self, dim, correction), axes, keepdim))
+
+STD = General(
+    "std(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
+    "bool keepdim=False, Tensor out=None)", grad_fn="StdBackward0", forward=None,
+    params=("axes", "correction", "dim", "keepdim"), keeps=("correction", "dim", "keepdim"),
+    saves=("self", "result"),
+    derivatives={"self": lambda grad, self, result, dim, correction:
+                 _std_backward(grad, self, result, dim, correction)},
+    tangent=lambda self_t, self, result, axes, dim, correction, keepdim: _reduction_tangent(
+        self_t, _std_backward(_ones_as(result), self, result, dim, correction), axes, keepdim))
+
+VarBackward0 = VAR.node
+StdBackward0 = STD.node
+
+
+def _var_dims(dim: Any) -> Any:
+    """The ``dim`` torch keeps for var/std: None for none (or a lone ``unbiased`` bool)."""
+    return None if isinstance(dim, bool) else _kept_dims(dim)
 
 
 @signature("var(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False, *, "
@@ -741,13 +940,9 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     tensor(1.)
     """
     data = input._data
-    axes, corr = _var_args("var", data, dim, unbiased, correction)
-    res = _record(VarBackward0, input, _var_forward("var", data, axes, corr, keepdim), axes)
-    node = node_of(res)
-    if node is not None:
-        node.correction = corr
-        node.full = dim is None or isinstance(dim, bool) or data.ndim == 0
-    return res
+    axes, corr, kept = _var_args("var", data, dim, unbiased, correction)
+    out = _var_forward("var", data, axes, corr, keepdim)
+    return VAR.record((input,), out, (axes, kept, _var_dims(dim), keepdim))
 
 
 @signature("std(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False, *, "
@@ -759,34 +954,35 @@ def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
         correction: Any = None) -> Tensor:
     """Standard deviation: the square root of :func:`var`; StdBackward0."""
     data = input._data
-    axes, corr = _var_args("std", data, dim, unbiased, correction)
+    axes, corr, kept = _var_args("std", data, dim, unbiased, correction)
     out = np.sqrt(_var_forward("std", data, axes, corr, keepdim))
-    res = _record(StdBackward0, input, out, axes)
-    node = node_of(res)
-    if node is not None:
-        node.correction = corr
-        node.full = dim is None or isinstance(dim, bool) or data.ndim == 0
-    return res
+    return STD.record((input,), out, (axes, kept, _var_dims(dim), keepdim))
 
 
 # -- logsumexp ---------------------------------------------------------------------------
 
-class LogsumexpBackward0(_ReductionNode):
-    __slots__ = ()
-    saves_self = True
-    saves_result = True
+def _logsumexp_backward(grad: Tensor, x: Tensor, result: Tensor, dim: Any) -> Tensor:
+    keep_shape = _keep_shape(x._data.shape, _reduced(dim, x._data.shape))
+    return _restore(grad, keep_shape) * exp(x - _restore(result, keep_shape))
 
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        r = _restore(saved(self, "result"), self.keep_shape)
-        return _restore(grad, self.keep_shape) * exp(x - r),
+
+LOGSUMEXP = General(
+    "logsumexp(Tensor input, IntArrayRef[1] dim, bool keepdim=False, *, Tensor out=None)",
+    grad_fn="LogsumexpBackward0", forward=None, params=("axes", "dim", "keepdim"),
+    keeps=("dim", "keepdim"), saves=("self", "result"),
+    derivatives={"self": lambda grad, self, result, dim:
+                 _conjugated(_logsumexp_backward, grad, self, result, dim)},
+    tangent=lambda self_t, self, result, axes, dim, keepdim: _reduction_tangent(
+        self_t, _logsumexp_backward(_ones_as(result), self, result, dim), axes, keepdim))
+LogsumexpBackward0 = LOGSUMEXP.node
 
 
 def _np_logsumexp(data: np.ndarray, axes: tuple) -> np.ndarray:
     if not axes:
         return data.copy()
-    m = np.amax(data, axis=axes, keepdims=True) if data.size else np.zeros(
-        _keep_shape(data.shape, axes), data.dtype)
+    # complex: shifted by the largest real part (torch's choice)
+    m = np.amax(data.real, axis=axes, keepdims=True) if data.size else np.zeros(
+        _keep_shape(data.shape, axes), data.real.dtype)
     m = np.where(np.isfinite(m), m, 0).astype(data.dtype, copy=False)
     with np.errstate(divide="ignore", under="ignore"):
         s = np.sum(np.exp(data - m), axis=axes, keepdims=True)
@@ -800,30 +996,49 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not "
                         "NoneType")
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fc":
         data = data.astype(_dtype.get_default_dtype().np_dtype)
     axes = _reduce_axes("logsumexp", data.ndim, dim)
     if _is_dim_sequence(dim) and not dim and data.ndim and data.size and not keepdim:
         raise RuntimeError("output with shape [] doesn't match the broadcast shape "
                            f"[{', '.join('1' for _ in data.shape)}]")
     out = _np_logsumexp(_acc(data), axes)
-    return _record(LogsumexpBackward0, input,
-                   _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)), axes)
+    out = _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim))
+    return LOGSUMEXP.record((input,), out, (axes, _kept_dims(dim), keepdim))
 
 
 # -- norm ----------------------------------------------------------------------------------
 
-class LinalgVectorNormBackward0(_ReductionNode):
+def _vector_norm_backward(grad: Tensor, x: Tensor, result: Tensor, p: Any, dim: Any) -> Any:
     """Gradients of the vector p-norms (torch's rules, including 0 at a zero norm)."""
+    axes = _reduced(dim, x._data.shape)
+    keep_shape = _keep_shape(x._data.shape, axes)
+    return norm_grad(float(p), x, _restore(grad, keep_shape), _restore(result, keep_shape), axes)
 
-    __slots__ = ("ord",)
-    saves_self = True
-    saves_result = True
 
-    def backward(self, grad: Tensor) -> tuple:
-        g = _restore(grad, self.keep_shape)
-        r = _restore(saved(self, "result"), self.keep_shape)
-        return norm_grad(self.ord, saved(self, "self_"), g, r, self.dim),
+VECTOR_NORM = General(
+    "linalg_vector_norm(Tensor input, Scalar ord=2, IntArrayRef[1]? dim=None, "
+    "bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None)",
+    grad_fn="LinalgVectorNormBackward0", forward=None, params=("axes", "ord", "dim", "keepdim"),
+    keeps=("ord", "dim", "keepdim"), saves=("self", "result"),
+    derivatives={"self": lambda grad, self, result, ord, dim:
+                 _vector_norm_backward(grad, self, result, ord, dim)},
+    tangent=lambda self_t, self, result, axes, ord, dim, keepdim: _reduction_tangent(
+        self_t, _vector_norm_backward(_ones_as(result), self, result, ord, dim), axes, keepdim))
+
+# ATen's ``norm(p, dim)``, which pairwise_distance records: the same rule, torch's ``p``
+NORM_DIM = General(
+    "norm(Tensor input, Scalar? p, IntArrayRef[1] dim, bool keepdim=False, *, "
+    "Tensor out=None)", grad_fn="NormBackward1", forward=None,
+    params=("axes", "p", "dim", "keepdim"), keeps=("p", "dim", "keepdim"),
+    saves=("self", "result"),
+    derivatives={"self": lambda grad, self, result, p, dim:
+                 _vector_norm_backward(grad, self, result, p, dim)},
+    tangent=lambda self_t, self, result, axes, p, dim, keepdim: _reduction_tangent(
+        self_t, _vector_norm_backward(_ones_as(result), self, result, p, dim), axes, keepdim))
+
+LinalgVectorNormBackward0 = VECTOR_NORM.node
+NormBackward1 = NORM_DIM.node
 
 
 def norm_grad(p: float, x: Tensor, g: Tensor, r: Tensor, axes: tuple) -> Any:
@@ -887,18 +1102,15 @@ def _np_vector_norm(data: np.ndarray, p: float, axes: tuple) -> np.ndarray:
 def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """torch.linalg.vector_norm: the p-norm of the elements over ``dim``."""
-    return _vector_norm(LinalgVectorNormBackward0, input, ord, dim, keepdim, dtype)
+    return _vector_norm(VECTOR_NORM, input, ord, dim, keepdim, dtype)
 
 
-class NormBackward1(LinalgVectorNormBackward0):
-    """ATen's ``norm(p, dim)`` (pairwise_distance records it); the same rule."""
-
-    __slots__ = ()
-
-
-def _vector_norm(cls: Any, input: Tensor, ord: Any, dim: Any, keepdim: bool,
+def _vector_norm(entry: General, input: Tensor, ord: Any, dim: Any, keepdim: bool,
                  dtype: Any) -> Tensor:
     data = input._data
+    if data.dtype.kind == "c" and dtype is None:
+        # the norm of the magnitudes, as torch's; abs carries the gradient back to z
+        return _vector_norm(entry, input.abs(), ord, dim, keepdim, None)
     if data.dtype.kind != "f":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_scalar_name(data.dtype)}")
@@ -925,12 +1137,8 @@ def _vector_norm(cls: Any, input: Tensor, ord: Any, dim: Any, keepdim: bool,
                                "operation does not have an identity")
     axes = _reduce_axes("linalg.vector_norm", data.ndim, dim)
     out = _np_vector_norm(_acc(data), p, axes)
-    res = _record(cls, input, _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim)),
-                  axes)
-    node = node_of(res)
-    if node is not None:
-        node.ord = p
-    return res
+    out = _finish(out, data.dtype, _out_shape(data.shape, axes, keepdim))
+    return entry.record((input,), out, (axes, ord, _kept_dims(dim), keepdim))
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
@@ -1020,9 +1228,10 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
 
 # -- cumsum (its forward, _cumulative, serves cumprod too) ---------------------------------
 
-def _cumulative(op: str, np_scan: Any, cls: Any, input: Tensor, dim: int, dtype: Any) -> Tensor:
+def _cumulative(op: str, np_scan: Any, entry: General, input: Tensor, dim: int,
+                dtype: Any) -> Tensor:
     """The forward of cumsum and cumprod: ``np_scan`` along ``dim`` in torch's result dtype
-    (ints and bools accumulate in int64), recorded as ``cls``."""
+    (ints and bools accumulate in int64), recorded by ``entry``."""
     data = input._data
     d = _single_dim(op, data.ndim, dim)
     dt = _np_dtype_arg(dtype)
@@ -1034,11 +1243,12 @@ def _cumulative(op: str, np_scan: Any, cls: Any, input: Tensor, dim: int, dtype:
         out = data.astype(out_dt)
     else:
         out = np_scan(_acc(data), axis=d, dtype=None if out_dt.kind == "f" else out_dt)
-    res = unary(cls, input, _finish(out, out_dt, data.shape))
-    node = node_of(res)
-    if node is not None:
-        node.dim = d
-    return res
+    return entry.record((input,), _finish(out, out_dt, data.shape), (d, dim))
+
+
+def _scan_dim(dim: int, ndim: int) -> int | None:
+    """A scan's kept ``dim`` (as called) wrapped for a backward rule; None for a 0-dim input."""
+    return wrap_dim(dim, ndim) if ndim else None
 
 
 def _reverse_cumsum(t: Tensor, d: int) -> Tensor:
@@ -1047,22 +1257,24 @@ def _reverse_cumsum(t: Tensor, d: int) -> Tensor:
     return sum(t, d, True) - cumsum(t, d) + t
 
 
-class CumsumBackward0(UnaryNode):
+def _cumsum_backward(grad: Tensor, dim: int) -> Tensor:
     """The gradient of a running sum is the reversed running sum of the gradient."""
+    d = _scan_dim(dim, grad._data.ndim)
+    return grad if d is None else _reverse_cumsum(grad, d)
 
-    __slots__ = ("dim",)
 
-    def backward(self, grad: Tensor) -> tuple:
-        d = self.dim
-        if d is None:
-            return grad,
-        return _reverse_cumsum(grad, d),
+CUMSUM = General(
+    "cumsum(Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None)",
+    grad_fn="CumsumBackward0", forward=None, params=("d", "dim"), keeps=("dim",),
+    derivatives={"self": lambda grad, dim: _cumsum_backward(grad, dim)},
+    tangent=lambda self_t, d: self_t if d is None else cumsum(self_t, d))
+CumsumBackward0 = CUMSUM.node
 
 
 @signature("cumsum(Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None)")
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim`` (ints and bools accumulate in int64); CumsumBackward0."""
-    return _cumulative("cumsum", np.cumsum, CumsumBackward0, input, dim, dtype)
+    return _cumulative("cumsum", np.cumsum, CUMSUM, input, dim, dtype)
 
 
 # -- cumprod / cummax / cummin / logcumsumexp ---------------------------------------------------
@@ -1125,33 +1337,53 @@ def _cumprod_grad_np(g: np.ndarray, x: np.ndarray, y: np.ndarray, d: int) -> np.
     return np.ascontiguousarray(out, dtype=g.dtype)
 
 
-class CumprodBackward0(UnaryNode):
+def _cumprod_others(x: Tensor, d: int) -> tuple:
+    """The pair tensors of Note [Scan gradients as pair sums] for ``cumprod(x, d)``:
+    the mask ``j >= i`` and ``others[i, j] = prod_{k <= j, k != i} x_k``, the running
+    product with x_i set to 1 (i at axis ``d``, j at ``d + 1``)."""
+    from .shape import unsqueeze
+
+    later, same = _pair_masks(x._data.shape[d], d, x._data.ndim)
+    return later, cumprod(where(_constant(same), 1.0, unsqueeze(x, d)), d + 1)
+
+
+def _cumprod_backward(grad: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
     """Running product; zeros in the input get their exact gradient (Note [Scan gradients
     as pair sums])."""
+    d = _scan_dim(dim, x._data.ndim)
+    if d is None:
+        return grad
+    if _tls.mode != RECORDING:  # Note [Cumprod's gradient without create_graph]
+        return wrap(_cumprod_grad_np(grad._data, x._data, result._data, d), _tls.mode)
+    if not (x._data == 0).any():  # torch's flip / cumsum / flip: no inf - inf
+        from .shape import flip
 
-    __slots__ = ("dim",)
-    saves_self = True
-    saves_result = True
+        return flip(cumsum(flip(grad * result, (d,)), d), (d,)) / x
+    from .shape import unsqueeze
 
-    def backward(self, grad: Tensor) -> tuple:
-        d = self.dim
-        if d is None:
-            return grad,
-        from .shape import unsqueeze
+    later, others = _cumprod_others(x, d)
+    terms = where(_constant(later), unsqueeze(grad, d) * others, 0.0)
+    return _sum_pairs(terms, d)
 
-        x = saved(self, "self_")
-        if _tls.mode != RECORDING:  # Note [Cumprod's gradient without create_graph]
-            return wrap(_cumprod_grad_np(grad._data, x._data, saved(self, "result")._data, d),
-                        _tls.mode),
-        if not (x._data == 0).any():  # torch's flip / cumsum / flip: no inf - inf
-            from .shape import flip
 
-            return flip(cumsum(flip(grad * saved(self, "result"), (d,)), d), (d,)) / x,
-        later, same = _pair_masks(x._data.shape[d], d, x._data.ndim)
-        # others[i, j] = prod_{k <= j, k != i} x_k: the running product with x_i set to 1
-        others = cumprod(where(_constant(same), 1.0, unsqueeze(x, d)), d + 1)
-        terms = where(_constant(later), unsqueeze(grad, d) * others, 0.0)
-        return _sum_pairs(terms, d),
+def _cumprod_tangent(t: Tensor, x: Tensor, d: int | None) -> Tensor:
+    """``sum_{i <= j} t_i prod_{k <= j, k != i} x_k``: the pair sum over i."""
+    if d is None:
+        return t
+    from .shape import unsqueeze
+
+    later, others = _cumprod_others(x, d)
+    return sum(where(_constant(later), unsqueeze(t, d + 1) * others, 0.0), d)
+
+
+CUMPROD = General(
+    "cumprod(Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None)",
+    grad_fn="CumprodBackward0", forward=None, params=("d", "dim"), keeps=("dim",),
+    saves=("self", "result"),
+    derivatives={"self": lambda grad, self, result, dim:
+                 _conjugated(_cumprod_backward, grad, self, result, dim)},
+    tangent=lambda self_t, self, d: _cumprod_tangent(self_t, self, d))
+CumprodBackward0 = CUMPROD.node
 
 
 @signature("cumprod(Tensor input, int64_t dim, *, ScalarType? dtype=None, Tensor out=None)")
@@ -1162,26 +1394,42 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     >>> npgrad.tensor([1., 2., 3.]).cumprod(0)
     tensor([1., 2., 6.])
     """
-    return _cumulative("cumprod", np.cumprod, CumprodBackward0, input, dim, dtype)
+    return _cumulative("cumprod", np.cumprod, CUMPROD, input, dim, dtype)
 
 
-class CummaxBackward0(UnaryNode):
+def _cummax_backward(grad: Tensor, indices: Tensor, dim: int) -> Tensor:
     """Each output took its value from the input at its index: the gradients add up there."""
+    d = _scan_dim(dim, grad._data.ndim)
+    if d is None:
+        return grad
+    from .sorting import _put_back
 
-    __slots__ = ("dim", "indices")
-    _saved_fields = ("self_", "result", "indices")
-
-    def backward(self, grad: Tensor) -> tuple:
-        if self.dim is None:
-            return grad,
-        from .sorting import _put_back
-
-        idx = saved(self, "indices")._data
-        return _put_back(grad, idx, self.dim, idx.shape),
+    idx = indices._data
+    return _put_back(grad, idx, d, idx.shape)
 
 
-class CumminBackward0(CummaxBackward0):
-    __slots__ = ()
+def _cummax_tangent(t: Tensor, indices: Tensor, d: int | None) -> Tensor:
+    """The tangent at each output's index."""
+    if d is None:
+        return t
+    from .shape import gather
+
+    return gather(t, d, indices)
+
+
+def _cummax_entry(name: str, grad_fn: str) -> General:
+    return General(
+        f"{name}(Tensor input, int64_t dim, *, TensorList[2] out=None)", grad_fn=grad_fn,
+        forward=None, params=("d", "dim"), keeps=("dim",), saves=("self", "indices"),
+        extra=("indices",),
+        derivatives={"self": lambda grad, indices, dim: _cummax_backward(grad, indices, dim)},
+        tangent=lambda self_t, indices, d: _cummax_tangent(self_t, indices, d))
+
+
+CUMMAX = _cummax_entry("cummax", "CummaxBackward0")
+CUMMIN = _cummax_entry("cummin", "CumminBackward0")
+CummaxBackward0 = CUMMAX.node
+CumminBackward0 = CUMMIN.node
 
 
 return_type_cummax = _return_type("cummax")
@@ -1190,6 +1438,9 @@ return_type_cummin = _return_type("cummin")
 
 def _cum_extremum(op: str, input: Tensor, dim: int) -> Any:
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((NotImplementedError, f"\"{op}_cpu\" not implemented for '{{dtype}}'"),
+                       data.dtype)
     d = _single_dim(op, data.ndim, dim)
     if d is None:
         values, idx = data.copy(), np.zeros((), np.int64)
@@ -1212,13 +1463,9 @@ def _cum_extremum(op: str, input: Tensor, dim: int) -> Any:
                 at = np.where(take, k, at)
                 values[k], idx[k] = best, at
         values, idx = np.moveaxis(values, 0, d), np.moveaxis(idx, 0, d)
-    cls = CummaxBackward0 if op == "cummax" else CumminBackward0
-    res = unary(cls, input, np.asarray(values, order="C"))
-    indices = wrap(np.asarray(idx, order="C"), _tls.mode)
-    node = node_of(res)
-    if node is not None:
-        node.dim = d
-        node.indices = SavedTensor(indices, True)
+    entry = CUMMAX if op == "cummax" else CUMMIN
+    res, indices = entry.record((input,), (np.asarray(values, order="C"),
+                                           np.asarray(idx, order="C")), (d, dim))
     return (return_type_cummax if op == "cummax" else return_type_cummin)(res, indices)
 
 
@@ -1239,26 +1486,41 @@ def cummin(input: Tensor, dim: int) -> Any:
     return _cum_extremum("cummin", input, dim)
 
 
-class LogcumsumexpBackward0(UnaryNode):
-    """``d out_j / d x_i = exp(x_i - out_j)`` for ``j >= i``, never above 1 (Note [Scan
-    gradients as pair sums])."""
+def _logcumsumexp_gaps(x: Tensor, result: Tensor, d: int) -> Tensor:
+    """``x_i - out_j`` over the pairs ``j >= i`` (Note [Scan gradients as pair sums]); the
+    other pairs get -inf, not a large exponent: exp's own derivative must stay finite."""
+    from .shape import unsqueeze
 
-    __slots__ = ("dim",)
-    saves_self = True
-    saves_result = True
+    later, _ = _pair_masks(x._data.shape[d], d, x._data.ndim)
+    return where(_constant(later), unsqueeze(x, d + 1) - unsqueeze(result, d), -math.inf)
 
-    def backward(self, grad: Tensor) -> tuple:
-        d = self.dim
-        if d is None:
-            return grad,
-        from .shape import unsqueeze
 
-        x = saved(self, "self_")
-        later, _ = _pair_masks(x._data.shape[d], d, x._data.ndim)
-        # masked pairs get -inf, not a large exponent: exp's own derivative must stay finite
-        gap = where(_constant(later), unsqueeze(x, d + 1) - unsqueeze(saved(self, "result"), d),
-                    -math.inf)
-        return _sum_pairs(unsqueeze(grad, d) * exp(gap), d),
+def _logcumsumexp_backward(grad: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
+    """``d out_j / d x_i = exp(x_i - out_j)`` for ``j >= i``, never above 1."""
+    d = _scan_dim(dim, x._data.ndim)
+    if d is None:
+        return grad
+    from .shape import unsqueeze
+
+    return _sum_pairs(unsqueeze(grad, d) * exp(_logcumsumexp_gaps(x, result, d)), d)
+
+
+def _logcumsumexp_tangent(t: Tensor, x: Tensor, result: Tensor, d: int | None) -> Tensor:
+    if d is None:
+        return t
+    from .shape import unsqueeze
+
+    return sum(unsqueeze(t, d + 1) * exp(_logcumsumexp_gaps(x, result, d)), d)
+
+
+LOGCUMSUMEXP = General(
+    "logcumsumexp(Tensor input, int64_t dim, *, Tensor out=None)",
+    grad_fn="LogcumsumexpBackward0", forward=None, params=("d", "dim"), keeps=("dim",),
+    saves=("self", "result"),
+    derivatives={"self": lambda grad, self, result, dim:
+                 _logcumsumexp_backward(grad, self, result, dim)},
+    tangent=lambda self_t, self, result, d: _logcumsumexp_tangent(self_t, self, result, d))
+LogcumsumexpBackward0 = LOGCUMSUMEXP.node
 
 
 @signature("logcumsumexp(Tensor input, int64_t dim, *, Tensor out=None)")
@@ -1280,11 +1542,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     else:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = np.logaddexp.accumulate(acc, axis=d) if acc.size else acc.copy()
-    res = unary(LogcumsumexpBackward0, input, _finish(out, data.dtype, data.shape))
-    node = node_of(res)
-    if node is not None:
-        node.dim = d
-    return res
+    return LOGCUMSUMEXP.record((input,), _finish(out, data.dtype, data.shape), (d, dim))
 
 
 # -- softmax / log_softmax ----------------------------------------------------------------
@@ -1303,15 +1561,26 @@ def _softmax_input(op: str, input: Tensor, dim: Any, dtype: Any) -> tuple:
     return data, d
 
 
-class SoftmaxBackward0(UnaryNode):
-    __slots__ = ("dim",)
-    saves_result = True
+def _softmax_backward(grad: Tensor, result: Tensor, dim: int) -> Tensor:
+    d = _scan_dim(dim, result._data.ndim)
+    if d is None:
+        return zeros_like_grad(grad)
+    return result * (grad - sum(grad * result, d, True))
 
-    def backward(self, grad: Tensor) -> tuple:
-        y = saved(self, "result")
-        if self.dim is None:
-            return zeros_like_grad(grad),
-        return y * (grad - sum(grad * y, self.dim, True)),
+
+def _softmax_tangent(t: Tensor, result: Tensor, d: int | None) -> Tensor:
+    if d is None:
+        return t * 0.0
+    return result * (t - sum(t * result, d, True))
+
+
+SOFTMAX = General(
+    "softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)",
+    grad_fn="SoftmaxBackward0", forward=None, params=("d", "dim"), keeps=("dim",),
+    saves=("result",),
+    derivatives={"self": lambda grad, result, dim: _softmax_backward(grad, result, dim)},
+    tangent=lambda self_t, result, d: _softmax_tangent(self_t, result, d))
+SoftmaxBackward0 = SOFTMAX.node
 
 
 @signature("softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)")
@@ -1330,22 +1599,29 @@ def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
         with np.errstate(invalid="ignore", under="ignore"):
             e = np.exp(acc - np.amax(acc, axis=d, keepdims=True)) if acc.size else acc.copy()
             out = e / np.sum(e, axis=d, keepdims=True)
-    res = unary(SoftmaxBackward0, input, _finish(out, data.dtype, data.shape))
-    node = node_of(res)
-    if node is not None:
-        node.dim = d
-    return res
+    return SOFTMAX.record((input,), _finish(out, data.dtype, data.shape), (d, dim))
 
 
-class LogSoftmaxBackward0(UnaryNode):
-    __slots__ = ("dim",)
-    saves_result = True
+def _log_softmax_backward(grad: Tensor, result: Tensor, dim: int) -> Tensor:
+    d = _scan_dim(dim, result._data.ndim)
+    if d is None:
+        return zeros_like_grad(grad)
+    return grad - exp(result) * sum(grad, d, True)
 
-    def backward(self, grad: Tensor) -> tuple:
-        y = saved(self, "result")
-        if self.dim is None:
-            return zeros_like_grad(grad),
-        return grad - exp(y) * sum(grad, self.dim, True),
+
+def _log_softmax_tangent(t: Tensor, result: Tensor, d: int | None) -> Tensor:
+    if d is None:
+        return t * 0.0
+    return t - sum(exp(result) * t, d, True)
+
+
+LOG_SOFTMAX = General(
+    "log_softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)",
+    grad_fn="LogSoftmaxBackward0", forward=None, params=("d", "dim"), keeps=("dim",),
+    saves=("result",),
+    derivatives={"self": lambda grad, result, dim: _log_softmax_backward(grad, result, dim)},
+    tangent=lambda self_t, result, d: _log_softmax_tangent(self_t, result, d))
+LogSoftmaxBackward0 = LOG_SOFTMAX.node
 
 
 def _np_log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
@@ -1368,51 +1644,11 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
         out = np.zeros_like(acc)
     else:
         out = _np_log_softmax(acc, d) if acc.size else acc.copy()
-    res = unary(LogSoftmaxBackward0, input, _finish(out, data.dtype, data.shape))
-    node = node_of(res)
-    if node is not None:
-        node.dim = d
-    return res
+    return LOG_SOFTMAX.record((input,), _finish(out, data.dtype, data.shape), (d, dim))
 
 
 
 # -- nansum / nanmean / count_nonzero ---------------------------------------------------------
-
-class NansumBackward0(_ReductionNode):
-    """Sum skipping NaNs: the NaN positions get a zero gradient."""
-
-    __slots__ = ()
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        keep = _constant(~np.isnan(x._data)) if x._data.dtype.kind == "f" else 1
-        return _expand(_restore(grad, self.keep_shape), self.self_sizes) * keep,
-
-
-@signature("nansum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, "
-           "ScalarType? dtype=None, Tensor out=None)")
-def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """:func:`sum` treating NaN as zero; NansumBackward0.
-
-    >>> import npgrad
-    >>> npgrad.tensor([1., float('nan'), 2.]).nansum()
-    tensor(3.)
-    """
-    data = input._data
-    dt = _np_dtype_arg(dtype)
-    if dt is not None:
-        _check_autograd_dtype(input, dt)
-        data = data.astype(dt, copy=False)
-    out_dt = _sum_dtype(data.dtype) if dt is None else dt  # an explicit dtype is the result's
-    axes = _reduce_axes("nansum", data.ndim, dim)
-    if out_dt.kind == "f":
-        out = np.nansum(_acc(data), axis=axes)
-    else:
-        out = np.sum(data, axis=axes, dtype=out_dt)
-    return _record(NansumBackward0, input, _finish(out, out_dt, _out_shape(data.shape, axes,
-                                                                           keepdim)), axes)
-
 
 @signature("nanmean(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, "
            "ScalarType? dtype=None, Tensor out=None)")
@@ -1448,21 +1684,38 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
 
 # -- dist / cdist --------------------------------------------------------------------------------
 
-class DistBackward0(Node):
-    """``norm(self - other, p)``; inputs (self, other), broadcast together."""
+def _dist_grad(grad: Tensor, x: Tensor, y: Tensor, result: Tensor, p: Any) -> Any:
+    """``norm(self - other, p)``'s gradient for ``self`` (``other``'s is its negative); the
+    inputs broadcast together, and the engine sums each gradient back to its input."""
+    diff = x - y
+    axes = tuple(range(diff._data.ndim))
+    keep = (1,) * len(axes)
+    return norm_grad(float(p), diff, _restore(grad, keep), _restore(result, keep), axes)
 
-    __slots__ = ("self_", "other", "result", "p")
-    _saved_fields = ("self_", "other", "result")
 
-    def backward(self, grad: Tensor) -> tuple:
-        diff = saved(self, "self_") - saved(self, "other")
-        axes = tuple(range(diff._data.ndim))
-        keep = (1,) * len(axes)
-        g = norm_grad(self.p, diff, _restore(grad, keep), _restore(saved(self, "result"), keep),
-                      axes)
-        if g is None:
-            return None, None
-        return g, -g
+def _negated(g: Any) -> Any:
+    return None if g is None else -g
+
+
+def _dist_tangent(tx: Tensor, ty: Tensor, x: Tensor, y: Tensor, result: Tensor,
+                  p: Any) -> Tensor:
+    diff_t = tx - ty
+    axes = tuple(range(diff_t._data.ndim))
+    return _reduction_tangent(diff_t, _dist_grad(_ones_as(result), x, y, result, p), axes,
+                              False)
+
+
+DIST = General(
+    "dist(Tensor input, Tensor other, Scalar p=2, *, Tensor out=None)", grad_fn="DistBackward0",
+    forward=None, inputs=("self", "other"), params=("p",), keeps=("p",),
+    saves=("self", "other", "result"),
+    derivatives={"self": lambda grad, self, other, result, p:
+                 _dist_grad(grad, self, other, result, p),
+                 "other": lambda grad, self, other, result, p:
+                 _negated(_dist_grad(grad, self, other, result, p))},
+    tangent=lambda self_t, other_t, self, other, result, p:
+    _dist_tangent(self_t, other_t, self, other, result, p))
+DistBackward0 = DIST.node
 
 
 @signature("dist(Tensor input, Tensor other, Scalar p=2, *, Tensor out=None)")
@@ -1473,7 +1726,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     >>> npgrad.dist(npgrad.tensor([3., 0.]), npgrad.tensor([0., 4.]))
     tensor(5.)
     """
-    from ._core import binary_arrays, record, save_value
+    from ._core import binary_arrays
     from ._shape_util import broadcast_shapes
 
     if not is_tensor(other):
@@ -1481,32 +1734,58 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
                         f"{type(other).__name__}")
     a, b = binary_arrays(input, other)
     broadcast_shapes(a.shape, b.shape)
-    p = float(p)
-    out = _np_vector_norm(_acc(a - b), p, tuple(range(np.broadcast(a, b).ndim)))
-    res, node = record(DistBackward0, (input, other), _finish(out, a.dtype, ()))
-    if node is not None:
-        node.self_, node.other, node.p = save_value(input), save_value(other), p
-        node.result = SavedTensor(res, True)
-    return res
+    out = _np_vector_norm(_acc(a - b), float(p), tuple(range(np.broadcast(a, b).ndim)))
+    return DIST.record((input, other), _finish(out, a.dtype, ()), (p,))
 
 
-class CdistBackward0(Node):
-    """Distances between rows: ``out[..., i, j] = norm(x1[..., i, :] - x2[..., j, :], p)``."""
+def _cdist_parts(x1: Tensor, x2: Tensor, result: Tensor, grad: Tensor, p: Any) -> Any:
+    """Distances between rows, ``out[..., i, j] = norm(x1[..., i, :] - x2[..., j, :], p)``:
+    the gradient of every row difference (None for p = 0)."""
+    from .shape import unsqueeze
 
-    __slots__ = ("x1", "x2", "result", "p")
-    _saved_fields = ("x1", "x2", "result")
+    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
+    last = diff._data.ndim - 1
+    return norm_grad(float(p), diff, unsqueeze(grad, -1), unsqueeze(result, -1), (last,)), last
 
-    def backward(self, grad: Tensor) -> tuple:
-        from .shape import unsqueeze
 
-        x1, x2 = saved(self, "x1"), saved(self, "x2")
-        diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
-        last = diff._data.ndim - 1
-        g = norm_grad(self.p, diff, unsqueeze(grad, -1), unsqueeze(saved(self, "result"), -1),
-                      (last,))
-        if g is None:
-            return None, None
-        return sum(g, last - 1), -sum(g, last - 2)
+def _cdist_grad(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor, p: Any,
+                first: bool) -> Any:
+    g, last = _cdist_parts(x1, x2, result, grad, p)
+    if g is None:
+        return None
+    return sum(g, last - 1) if first else -sum(g, last - 2)
+
+
+def _cdist_tangent(t1: Tensor, t2: Tensor, x1: Tensor, x2: Tensor, result: Tensor,
+                   p: Any) -> Tensor:
+    from .shape import unsqueeze
+
+    g, last = _cdist_parts(x1, x2, result, _ones_as(result), p)
+    diff_t = unsqueeze(t1, -2) - unsqueeze(t2, -3)
+    return _reduction_tangent(diff_t, g, (last,), False)
+
+
+CDIST = General(
+    "cdist(Tensor x1, Tensor x2, double p=2, str? compute_mode=None)", grad_fn="CdistBackward0",
+    forward=None, inputs=("x1", "x2"), params=("p",), keeps=("p",),
+    saves=("x1", "x2", "result"),
+    derivatives={"x1": lambda grad, x1, x2, result, p: _cdist_grad(grad, x1, x2, result, p, True),
+                 "x2": lambda grad, x1, x2, result, p: _cdist_grad(grad, x1, x2, result, p, False)},
+    tangent=lambda x1_t, x2_t, x1, x2, result, p: _cdist_tangent(x1_t, x2_t, x1, x2, result, p))
+CdistBackward0 = CDIST.node
+
+
+_CDIST = checker("cdist(Tensor x1, Tensor x2, double p=2, int64_t? compute_mode=None)")
+_CDIST_MODES = (("use_mm_for_euclid_dist_if_necessary", None), ("use_mm_for_euclid_dist", 1),
+                ("donot_use_mm_for_euclid_dist", 2))
+
+
+def _cdist_mode(compute_mode: Any) -> int | None:
+    """torch.functional.cdist (Python) maps the mode's name to the C op's number."""
+    for name, number in _CDIST_MODES:
+        if compute_mode == name:
+            return number
+    raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
@@ -1517,9 +1796,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     >>> npgrad.cdist(npgrad.tensor([[0., 0.]]), npgrad.tensor([[3., 4.], [0., 1.]]))
     tensor([[5., 1.]])
     """
-    from ._core import record
     from ._shape_util import broadcast_shapes
 
+    _CDIST(x1, x2, p, _cdist_mode(compute_mode))
     a, b = x1._data, x2._data
     if a.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
@@ -1542,11 +1821,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
                            f"{_dtype.from_np(b.dtype).scalar_name}")
     diff = _acc(a[..., :, None, :] - b[..., None, :, :])
     out = _np_vector_norm(diff, float(p), (diff.ndim - 1,))
-    res, node = record(CdistBackward0, (x1, x2), _finish(out, a.dtype, out.shape))
-    if node is not None:
-        node.x1, node.x2, node.p = SavedTensor(x1), SavedTensor(x2), float(p)
-        node.result = SavedTensor(res, True)
-    return res
+    return CDIST.record((x1, x2), _finish(out, a.dtype, out.shape), (float(p),))
 
 
 # -- cosine_similarity / normalize / pairwise_distance (torch composes them) --------------------
@@ -1592,8 +1867,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     tensor([5.])
     """
     diff = x1 - x2 + eps
-    dim = -1 if diff._data.ndim else 0
-    return _vector_norm(NormBackward1, diff, p, dim, keepdim, None)
+    dim = diff._data.ndim - 1 if diff._data.ndim else 0  # torch keeps it wrapped
+    return _vector_norm(NORM_DIM, diff, p, dim, keepdim, None)
 
 
 # -- var_mean / std_mean / aminmax: one node, two outputs -------------------------------------
@@ -1627,61 +1902,74 @@ def _record_outputs(cls: Any, input: Tensor, outs: list) -> tuple:
     return res, node
 
 
-class VarMeanBackward0(_ReductionNode):
-    """Outputs (var, mean): the input's gradient is the sum of both rules."""
-
-    __slots__ = ("correction", "full")
-    saves_self = True
-
-    def backward(self, grad_var: Any, grad_mean: Any = None) -> tuple:
-        saved(self, "self_")  # freed after a backward even when only the mean is used
-        total = None
-        if grad_var is not None:
-            total = self._first(_restore(grad_var, self.keep_shape))
-        if grad_mean is not None:
-            g = _expand(_restore(grad_mean, self.keep_shape) / _count(self.self_sizes, self.dim),
-                        self.self_sizes)
-            total = g if total is None else total + g
-        return total,
-
-    def _first(self, g: Tensor) -> Tensor:
-        return _var_backward(self, g)
-
-
-class StdMeanBackward0(VarMeanBackward0):
-    """Outputs (std, mean); the std's rule reads the std (output 0), recomputed here."""
-
-    __slots__ = ()
-
-    def _first(self, g: Tensor) -> Tensor:
-        x = saved(self, "self_")
-        if not self.dim:  # a 0-dim input: the var rule below gives zero anyway
-            return _var_backward(self, g)
-        r = std(x, self.dim, keepdim=True, correction=self.correction)
-        g = where(r == 0, 0.0, g / (r * 2))
-        return _var_backward(self, g)
+def _var_mean_backward(grads: tuple, x: Tensor, dim: Any, correction: Any,
+                       std: Tensor | None = None) -> Any:
+    """Outputs (var or std, mean): the input's gradient is the sum of both rules.  Unlike
+    var alone, the first output's gradient gets the reduced axes back first, and only a
+    0-dim input takes the whole-tensor branch (torch's var_mean_backward)."""
+    sizes = x._data.shape
+    axes = _reduced(dim, sizes)
+    keep_shape = _keep_shape(sizes, axes)
+    corr = 1 if correction is None else correction
+    grad_first, grad_mean = grads
+    total = None
+    if grad_first is not None:
+        g = _restore(grad_first, keep_shape)
+        if std is not None and axes:
+            r = _restore(std, keep_shape)
+            g = where(r == 0, 0.0, g / (r * 2))
+        total = _var_grad(g, x, axes, corr, not sizes)
+    if grad_mean is not None:
+        g = _expand(_restore(grad_mean, keep_shape) / _count(sizes, axes), sizes)
+        total = g if total is None else total + g
+    return total
 
 
-def _var_mean(op: str, cls: Any, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
+def _var_mean_tangent(t: Tensor, x: Tensor, first: Tensor, mean_: Tensor, axes: tuple,
+                      dim: Any, correction: Any, keepdim: bool, std: bool) -> tuple:
+    ones = _ones_as(first)
+    grad_first = _var_mean_backward((ones, None), x, dim, correction, first if std else None)
+    count = _count(x._data.shape, axes)
+    return (_reduction_tangent(t, grad_first, axes, keepdim), _same_sum(t, axes, keepdim) / count)
+
+
+VAR_MEAN = General(
+    "var_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
+    "bool keepdim=False)", grad_fn="VarMeanBackward0", forward=None, outputs=2,
+    params=("axes", "correction", "dim", "keepdim"), keeps=("correction", "dim", "keepdim"),
+    saves=("self",),
+    derivatives={"self": lambda grads, self, dim, correction:
+                 _var_mean_backward(grads, self, dim, correction)},
+    tangent=lambda self_t, self, result0, result1, axes, dim, correction, keepdim:
+    _var_mean_tangent(self_t, self, result0, result1, axes, dim, correction, keepdim, False))
+
+STD_MEAN = General(
+    "std_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
+    "bool keepdim=False)", grad_fn="StdMeanBackward0", forward=None, outputs=2,
+    params=("axes", "correction", "dim", "keepdim"), keeps=("correction", "dim", "keepdim"),
+    saves=("self", "result0"),
+    derivatives={"self": lambda grads, self, result0, dim, correction:
+                 _var_mean_backward(grads, self, dim, correction, result0)},
+    tangent=lambda self_t, self, result0, result1, axes, dim, correction, keepdim:
+    _var_mean_tangent(self_t, self, result0, result1, axes, dim, correction, keepdim, True))
+
+VarMeanBackward0 = VAR_MEAN.node
+StdMeanBackward0 = STD_MEAN.node
+
+
+def _var_mean(op: str, entry: General, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
               correction: Any) -> tuple:
     data = input._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fc":
         raise RuntimeError(f"{op} only support floating point and complex dtypes")
-    axes, corr = _var_args(op, data, dim, unbiased, correction)
+    axes, corr, kept = _var_args(op, data, dim, unbiased, correction)
     v = _var_forward(op, data, axes, corr, keepdim)
-    if cls is StdMeanBackward0:
+    if entry is STD_MEAN:
         v = np.sqrt(v)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = np.sum(_acc(data), axis=axes) / np.asarray(_count(data.shape, axes), _acc(data).dtype)
     m = _finish(m, data.dtype, v.shape)
-    (rv, rm), node = _record_outputs(cls, input, [v, m])
-    if node is not None:
-        node.self_ = SavedTensor(input)
-        node.self_sizes = data.shape
-        node.keep_shape = _keep_shape(data.shape, axes)
-        node.dim = axes
-        node.correction = corr
-        node.full = data.ndim == 0
+    rv, rm = entry.record((input,), (v, m), (axes, kept, _var_dims(dim), keepdim))
     return rv, rm
 
 
@@ -1697,7 +1985,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     >>> npgrad.var_mean(npgrad.tensor([1., 2., 3.]))
     (tensor(1.), tensor(2.))
     """
-    return _var_mean("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
+    return _var_mean("var_mean", VAR_MEAN, input, dim, unbiased, keepdim, correction)
 
 
 @signature("std_mean(Tensor input, IntArrayRef[1]? dim, bool unbiased=True, bool keepdim=False)",
@@ -1712,7 +2000,7 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     >>> npgrad.std_mean(npgrad.tensor([1., 2., 3.]))
     (tensor(1.), tensor(2.))
     """
-    return _var_mean("std_mean", StdMeanBackward0, input, dim, unbiased, keepdim, correction)
+    return _var_mean("std_mean", STD_MEAN, input, dim, unbiased, keepdim, correction)
 
 
 class _MinMax(tuple):
@@ -1746,25 +2034,46 @@ return_type_aminmax = type("aminmax", (_MinMax,), {"__slots__": ()})
 return_type_aminmax.__module__ = "npgrad.return_types"
 
 
-class AminmaxBackward0(_ReductionNode):
-    """Outputs (min, max): each one's gradient is shared evenly among the elements equal to it."""
+def _aminmax_axes(dim: Any, sizes: tuple) -> tuple:
+    if dim is None:
+        return tuple(range(len(sizes)))
+    return (wrap_dim(dim, len(sizes)),) if sizes else ()
 
-    __slots__ = ()
-    saves_self = True
 
-    def backward(self, grad_min: Any, grad_max: Any = None) -> tuple:
-        x = saved(self, "self_")._data
-        total = None
-        for g, fn in ((grad_min, np.amin), (grad_max, np.amax)):
-            if g is None:
-                continue
-            extreme = fn(x, axis=self.dim, keepdims=True) if self.dim else x
-            mask = x == extreme
-            count = mask.sum(axis=self.dim, keepdims=True) if self.dim else 1
-            scale = _constant((mask / count).astype(x.dtype, copy=False))
-            part = _restore(g, self.keep_shape) * scale
-            total = part if total is None else total + part
-        return total,
+def _aminmax_backward(grads: tuple, x: Tensor, lo: Tensor, hi: Tensor, dim: Any) -> Any:
+    """Outputs (min, max): each one's gradient is shared evenly among the elements equal
+    to it."""
+    xd = x._data
+    axes = _aminmax_axes(dim, xd.shape)
+    keep_shape = _keep_shape(xd.shape, axes)
+    total = None
+    for g, extreme in zip(grads, (lo, hi)):
+        if g is None:
+            continue
+        mask = xd == extreme._data.reshape(keep_shape)
+        count = mask.sum(axis=axes, keepdims=True) if axes else 1
+        part = _restore(g, keep_shape) * _constant((mask / count).astype(xd.dtype, copy=False))
+        total = part if total is None else total + part
+    return total
+
+
+def _aminmax_tangent(t: Tensor, x: Tensor, lo: Tensor, hi: Tensor, dim: Any,
+                     keepdim: bool) -> tuple:
+    axes = _aminmax_axes(dim, x._data.shape)
+    ones = _ones_as(lo)
+    return tuple(_reduction_tangent(t, _aminmax_backward(grads, x, lo, hi, dim), axes, keepdim)
+                 for grads in ((ones, None), (None, ones)))
+
+
+AMINMAX = General(
+    "aminmax(Tensor input, *, int64_t? dim=None, bool keepdim=False, TensorList[2] out=None)",
+    grad_fn="AminmaxBackward0", forward=None, outputs=2, results=("min", "max"),
+    params=("dim", "keepdim"), keeps=("dim", "keepdim"), saves=("self", "min", "max"),
+    derivatives={"self": lambda grads, self, min, max, dim:
+                 _aminmax_backward(grads, self, min, max, dim)},
+    tangent=lambda self_t, self, min, max, dim, keepdim:
+    _aminmax_tangent(self_t, self, min, max, dim, keepdim))
+AminmaxBackward0 = AMINMAX.node
 
 
 @signature("aminmax(Tensor input, *, int64_t? dim=None, bool keepdim=False, "
@@ -1780,6 +2089,8 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
     if dim is not None and (_is_dim_sequence(dim) or isinstance(dim, bool)
                             or not isinstance(dim, int)):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((NotImplementedError, '"aminmax_cpu" not implemented for \'{dtype}\''), data.dtype)
     if dim is None:
         if data.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
@@ -1793,10 +2104,5 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
     shape = _out_shape(data.shape, axes, keepdim)
     lo = _finish(np.amin(data, axis=axes) if axes else data.copy(), data.dtype, shape)
     hi = _finish(np.amax(data, axis=axes) if axes else data.copy(), data.dtype, shape)
-    (rlo, rhi), node = _record_outputs(AminmaxBackward0, input, [lo, hi])
-    if node is not None:
-        node.self_ = SavedTensor(input)
-        node.self_sizes = data.shape
-        node.keep_shape = _keep_shape(data.shape, axes)
-        node.dim = axes
+    rlo, rhi = AMINMAX.record((input,), (lo, hi), (dim, keepdim))
     return return_type_aminmax(rlo, rhi)
