@@ -614,7 +614,7 @@ def test_undefined_output_grad_must_be_handled(monkeypatch: Any) -> None:
     """
     from npgrad._ops import shape
 
-    original = shape.UnbindBackward0.backward
+    original = shape.UNBIND.node.backward
 
     def needs_all(self: Any, *grads: Any) -> Any:
         if any(g is None for g in grads) and all(not g._data.any() for g in grads
@@ -622,7 +622,7 @@ def test_undefined_output_grad_must_be_handled(monkeypatch: Any) -> None:
             raise RuntimeError("undefined gradient")
         return original(self, *grads)
 
-    monkeypatch.setattr(shape.UnbindBackward0, "backward", needs_all)
+    monkeypatch.setattr(shape.UNBIND.node, "backward", needs_all)
     x = npgrad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=npgrad.float64, requires_grad=True)
     with pytest.warns(UserWarning, match="^Backwards compatibility: New undefined gradient"):
         with pytest.raises(GradcheckError, match="^Expected backward function to handle "

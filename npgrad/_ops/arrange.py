@@ -16,17 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from .signature import signature, unchecked
+from .signature import checker, signature, unchecked
 from .. import _dtype
 from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ._core import is_tensor, node_of, unary
 from .allocation import alloc_error
 from ._shape_util import broadcast_shapes, parse_shape, wrap_dim
-from .shape import (DiagonalBackward0, Region, SelectBackward0, ShapeNode, SliceBackward0,
-                    SliceBackwardBackward0, UnsafeViewBackward0, _diagonal_fn, _place,
-                    _take_forward, _TakeNode, cat, contiguous, expand, flatten, flip,
-                    index_select, permute, repeat, reshape, slice_dim, unsqueeze, view)
+from .shape import (DIAGONAL, SELECT, SLICE, DiagonalBackwardBackward0, Region, ShapeNode,
+                    SliceBackwardBackward0, _place, _region_view, _take_forward, _TakeNode,
+                    cat, contiguous, diagonal_view_region, expand, flatten, flip,
+                    index_select, permute, repeat, reshape, slice_dim, slice_view_region,
+                    unsafe_view, unsqueeze, view)
 
 
 def _int_tuple(x: Any) -> tuple:
@@ -183,13 +184,14 @@ class DiagEmbedBackward0(ShapeNode):
         self.region, self.shape = region, shape
 
     def backward(self, grad: Tensor) -> tuple:
-        return _take_forward(DiagonalBackward0, grad, self.region),
+        return _region_view(DIAGONAL.node, grad, self.region),
 
 
-class DiagonalBackward0_copy(DiagonalBackward0):  # noqa: N801 - torch's name for diag's node
+class DiagonalBackward0_copy(_TakeNode):  # noqa: N801 - torch's name for diag's node
     """``diag`` of a matrix: the diagonal as a copy, not a view."""
 
     __slots__ = ()
+    inverse = DiagonalBackwardBackward0
 
 
 @signature("diag_embed(Tensor input, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1, *, "
@@ -213,7 +215,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     shape = []
     for i in range(nd):
         shape.append(n if i in (d1, d2) else batch.pop(0))
-    return _place(input, tuple(shape), Region(fn=_diagonal_fn(offset, d1, d2)),
+    return _place(input, tuple(shape), diagonal_view_region(offset, d1, d2),
                   DiagEmbedBackward0)
 
 
@@ -231,17 +233,15 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     if nd != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
     return _take_forward(DiagonalBackward0_copy, input,
-                         Region(fn=_diagonal_fn(int(diagonal), 0, 1)))
+                         diagonal_view_region(int(diagonal), 0, 1))
 
 
 class TraceBackward0(ShapeNode):
     __slots__ = ("self_sizes",)
 
     def backward(self, grad: Tensor) -> tuple:
-        from .shape import DiagonalBackwardBackward0
-
         n = min(self.self_sizes)
-        return _place(expand(grad, (n,)), self.self_sizes, Region(fn=_diagonal_fn(0, 0, 1)),
+        return _place(expand(grad, (n,)), self.self_sizes, diagonal_view_region(0, 0, 1),
                       DiagonalBackwardBackward0),
 
 
@@ -258,9 +258,9 @@ def trace(input: Tensor) -> Tensor:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {data.ndim}")
     if data.dtype == np.bool_:
         raise NotImplementedError('"trace" not implemented for \'Bool\'')
-    dt = data.dtype if data.dtype.kind == "f" else np.dtype(np.int64)
+    dt = data.dtype if data.dtype.kind in "fc" else np.dtype(np.int64)
     out = np.asarray(np.trace(data, dtype=dt))
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         return wrap(out, _tls.mode)
     res = unary(TraceBackward0, input, out)
     node = node_of(res)
@@ -329,6 +329,17 @@ def broadcast_to(input: Tensor, size: Any) -> Tensor:
     return expand(input, size)
 
 
+# The C ops that torch.functional's plain-Python wrappers call with their ``*tensors``
+# (Note [Checking a C op called mid-function] in signature.py)
+_BROADCAST_TENSORS = checker("broadcast_tensors(TensorList tensors)")
+_BLOCK_DIAG = checker("block_diag(TensorList tensors)")
+_CARTESIAN_PROD = checker("cartesian_prod(TensorList tensors)")
+_MESHGRID = checker("meshgrid(TensorList tensors)",
+                    "meshgrid(TensorList tensors, *, c10::string_view indexing)")
+_ATLEAST = {n: checker(f"atleast_{n}d(Tensor input)", f"atleast_{n}d(TensorList tensors)")
+            for n in (1, 2, 3)}
+
+
 def broadcast_tensors(*tensors: Any) -> tuple:
     """Each tensor expanded to the common broadcast shape (already shaped ones come back as is).
 
@@ -337,8 +348,7 @@ def broadcast_tensors(*tensors: Any) -> tuple:
     >>> b.shape
     torch.Size([2, 3])
     """
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+    _BROADCAST_TENSORS(tensors)  # torch passes the arguments as one TensorList: no unpacking
     shape: tuple = ()
     for i, t in enumerate(tensors):
         shape = t._data.shape if i == 0 else broadcast_shapes(shape, t._data.shape)
@@ -347,12 +357,12 @@ def broadcast_tensors(*tensors: Any) -> tuple:
 
 # -- atleast_nd / stacking -------------------------------------------------------------
 
-def _each(tensors: tuple, one: Any) -> Any:
-    if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
-        return one(tensors[0])
-    if len(tensors) == 1:
-        tensors = tuple(tensors[0])
-    return tuple(one(t) for t in tensors)
+def _each(tensors: tuple, one: Any, n: int) -> Any:
+    arg = tensors[0] if len(tensors) == 1 else tensors
+    _ATLEAST[n](arg)
+    if isinstance(arg, Tensor):
+        return one(arg)
+    return tuple(one(t) for t in arg)
 
 
 def _atleast_1d(t: Tensor) -> Tensor:
@@ -382,17 +392,17 @@ def atleast_1d(*tensors: Any) -> Any:
     >>> npgrad.atleast_1d(npgrad.tensor(3.))
     tensor([3.])
     """
-    return _each(tensors, _atleast_1d)
+    return _each(tensors, _atleast_1d, 1)
 
 
 def atleast_2d(*tensors: Any) -> Any:
     """Tensors with fewer than 2 dims get leading size-1 dims (views)."""
-    return _each(tensors, _atleast_2d)
+    return _each(tensors, _atleast_2d, 2)
 
 
 def atleast_3d(*tensors: Any) -> Any:
     """Tensors with fewer than 3 dims get size-1 dims as NumPy's ``atleast_3d`` adds them."""
-    return _each(tensors, _atleast_3d)
+    return _each(tensors, _atleast_3d, 3)
 
 
 def _stack_list(tensors: Any, name: str) -> list:
@@ -509,6 +519,10 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
     """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    if indexing is None:
+        _MESHGRID(tensors)
+    else:
+        _MESHGRID(tensors, indexing=indexing)
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     if indexing is None:
@@ -538,11 +552,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
 
 def _unsafe_view(input: Tensor, shape: tuple) -> Tensor:
     """A reshaped copy recorded as ``_unsafe_view`` (torch's not-a-view reshape)."""
-    res = unary(UnsafeViewBackward0, input, np.array(input._data.reshape(shape), copy=True))
-    node = node_of(res)
-    if node is not None:
-        node.self_sizes = input._data.shape
-    return res
+    return unsafe_view(input, shape, copy=True)
 
 
 @signature("kron(Tensor input, Tensor other, *, Tensor out=None)")
@@ -712,8 +722,6 @@ class _RegionScatterNode(ShapeNode):
     view_cls: Any = None
 
     def backward(self, grad: Tensor) -> tuple:
-        from .shape import _region_view
-
         g_self = g_src = None
         if self.next_functions[0][0] is not None:
             zeros = wrap(np.zeros_like(self.region.get(grad._data)), 0)
@@ -725,17 +733,17 @@ class _RegionScatterNode(ShapeNode):
 
 class SelectScatterBackward0(_RegionScatterNode):
     __slots__ = ()
-    view_cls = SelectBackward0
+    view_cls = SELECT.node
 
 
 class SliceScatterBackward0(_RegionScatterNode):
     __slots__ = ()
-    view_cls = SliceBackward0
+    view_cls = SLICE.node
 
 
 class DiagonalScatterBackward0(_RegionScatterNode):
     __slots__ = ()
-    view_cls = DiagonalBackward0
+    view_cls = DIAGONAL.node
 
 
 def _region_scatter(cls: type, input: Tensor, src: Tensor, region: Region) -> Tensor:
@@ -777,8 +785,8 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                   step: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` at ``[start:end:step]`` of dim ``dim``."""
-    d = wrap_dim(dim, input._data.ndim)
-    region = Region((slice(None),) * d + (slice(start, end, step), Ellipsis))
+    wrap_dim(dim, input._data.ndim)
+    region = slice_view_region(input._data.ndim, dim, start, end, step)
     return _region_scatter(SliceScatterBackward0, input, src, region)
 
 
@@ -840,6 +848,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
     """
     from ._core import record
 
+    _BLOCK_DIAG(tensors)
     blocks = []
     for i, t in enumerate(tensors):
         a = t._data
@@ -883,6 +892,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     >>> npgrad.cartesian_prod(npgrad.tensor([1, 2]), npgrad.tensor([3])).tolist()
     [[1, 3], [2, 3]]
     """
+    _CARTESIAN_PROD(tensors)
     for t in tensors:
         _vector(t)
     if len(tensors) == 1:

@@ -173,7 +173,7 @@ def _parse(input: Tensor, index: Any) -> tuple:
             if i < -n or i >= n:  # torch names the item's position in the index
                 raise IndexError(f"index {i} is out of bounds for dimension {position} with "
                                  f"size {n}")
-            steps.append(("select", dim, i + n if i < 0 else i))
+            steps.append(("select", dim, i))  # as given: torch keeps -1 as -1
             del shape[dim]
         elif isinstance(item, slice):
             start, stop, step = (None if v is None else int(v)
@@ -185,9 +185,9 @@ def _parse(input: Tensor, index: Any) -> tuple:
             n = shape[dim]
             trivial = (start in (None, 0) and (stop is None or stop >= n) and step in (None, 1))
             if not (as_tuple and trivial):
-                start_, stop_, step_ = slice(start, stop, step).indices(n)
-                steps.append(("slice", dim, start_, stop_, step_))
-                shape[dim] = len(range(start_, stop_, step_))
+                # the bounds as given (torch keeps them so); open ones as slice_dim keeps them
+                steps.append(("slice", dim, start, stop, 1 if step is None else step))
+                shape[dim] = len(range(*slice(start, stop, step).indices(n)))
             dim += 1
         elif item is None:
             steps.append(("unsqueeze", dim))
@@ -469,6 +469,7 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
 
 # -- nonzero -------------------------------------------------------------------------------
 
+@signature("nonzero(Tensor input, *, bool as_tuple=False, Tensor out=None)")
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or one tensor per dim.
 

@@ -1,40 +1,47 @@
 """Shape ops: views (view, reshape, squeeze, transpose, slicing, ...) and the copies beside them.
 
 Note [Views and regions]
-A view op returns a NumPy *view* of its input through ``view_result``, so it
-shares storage and the version counter, and ``_base`` names the root tensor.
+Every view op (view, reshape when the strides allow, expand, squeeze, unsqueeze,
+transpose, t, permute, select, slice, narrow, diagonal, split, chunk, unbind)
+is a ``View`` entry (Note [A view is an entry] in _ops/registry.py): the entry
+returns a NumPy *view* of its input, shares the version counter and names the
+root tensor as ``_base``; the op's function here checks the arguments (torch's
+errors) and calls the entry.
 The backward of every op that reads a part of its input (select, narrow,
 slicing, diagonal, gather, index_select, indexing) is the same move in the
 other direction: put the gradient into a zero tensor of the input's shape at
-the place it was read from.  ``Region`` describes that place once; the two
-node families below use it in both directions, and each is the other's
-backward, so gradients of any order work:
+the place it was read from.  ``Region`` describes that place once; the node
+families below use it in both directions, and each is the other's backward,
+so gradients of any order work:
 
-    take   (SelectBackward0, SliceBackward0, IndexBackward0, ...)  reads a region
-    place  (SelectBackwardBackward0, ..., IndexPutImplBackward0)   writes a region into zeros
+    take   (IndexBackward0, GatherBackward0, ...; the view entries)   reads a region
+    place  (IndexPutImplBackward0, ..., SelectBackwardBackward0)      writes a region into zeros
 
-Regions read by advanced indices may repeat positions; their place accumulates
+The place nodes of the view entries (``_ViewPlaceNode``) read the gradient back
+as the same view (``Region.view``), as torch's double backward does.  Regions
+read by advanced indices may repeat positions; their place accumulates
 (``np.add.at``), so a duplicated index receives the sum of its gradients.
 """
 from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from .signature import signature
+from .signature import checker, signature
 from .. import _bfloat16, _dtype
 from .._device import check_device, device as _device_cls
-from .._forward import FW, give_view_tangent, has_tangent
-from .._mode import _tls, INFERENCE, RECORDING
+from .._mode import _tls
 from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
                        wrap)
 from ..autograd.graph import Node, _next_sequence_nr
 from .allocation import check_numel, guarded, wrap_int64
-from ._core import ViewInfo, check_not_freed, is_tensor, node_of, record, unary, view_result
+from ._core import check_not_freed, is_tensor, node_of, record, unary
 from ._shape_util import parse_shape, wrap_dim, wrap_dims
+from .registry import View
 
 _new = object.__new__
 
@@ -82,15 +89,19 @@ class ShapeNode(Node):
 # -- regions: where a take reads and a place writes (Note [Views and regions]) ----------
 
 class Region:
-    """A part of an array: a NumPy index ``key`` or a function returning a writable view."""
+    """A part of an array: a NumPy index ``key`` or a function returning a writable view.
 
-    __slots__ = ("key", "fn", "accumulate")
+    ``view``: for the region a view op reads (select, slice, diagonal), that op's entry
+    and its arguments, which read the region of a tensor as a view of it."""
+
+    __slots__ = ("key", "fn", "accumulate", "view")
 
     def __init__(self, key: Any = None, fn: Callable | None = None,
-                 accumulate: bool = False) -> None:
+                 accumulate: bool = False, view: tuple | None = None) -> None:
         self.key = key
         self.fn = fn
         self.accumulate = accumulate
+        self.view = view
 
     def get(self, arr: np.ndarray) -> np.ndarray:
         return self.fn(arr) if self.fn is not None else arr[self.key]
@@ -155,27 +166,26 @@ def _place(grad: Tensor, shape: tuple, region: Region, cls: type) -> Tensor:
     return res
 
 
-class SelectBackward0(_TakeNode):
+class _ViewPlaceNode(_PlaceNode):
+    """The backward of a view op's backward (select's, slice's, diagonal's): the gradient
+    read back from the region as the same view (``region.view``), as torch's is."""
+
+    __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        entry, args = self.region.view
+        return entry(grad, *args),
+
+
+class SelectBackwardBackward0(_ViewPlaceNode):
     __slots__ = ()
 
 
-class SelectBackwardBackward0(_PlaceNode):
+class SliceBackwardBackward0(_ViewPlaceNode):
     __slots__ = ()
 
 
-class SliceBackward0(_TakeNode):
-    __slots__ = ()
-
-
-class SliceBackwardBackward0(_PlaceNode):
-    __slots__ = ()
-
-
-class DiagonalBackward0(_TakeNode):
-    __slots__ = ()
-
-
-class DiagonalBackwardBackward0(_PlaceNode):
+class DiagonalBackwardBackward0(_ViewPlaceNode):
     __slots__ = ()
 
 
@@ -270,10 +280,7 @@ class IndexPutImplBackward0(_PlaceNode):
     holds_saved = True  # the index
 
 
-for _take_cls, _place_cls in ((SelectBackward0, SelectBackwardBackward0),
-                              (SliceBackward0, SliceBackwardBackward0),
-                              (DiagonalBackward0, DiagonalBackwardBackward0),
-                              (GatherBackward0, ScatterAddBackward0),
+for _take_cls, _place_cls in ((GatherBackward0, ScatterAddBackward0),
                               (IndexSelectBackward0, IndexAddBackward0),
                               (IndexBackward0, IndexPutImplBackward0)):
     _take_cls.inverse = _place_cls
@@ -281,30 +288,13 @@ for _take_cls, _place_cls in ((SelectBackward0, SelectBackwardBackward0),
 
 
 def _region_view(cls: type, input: Tensor, region: Region) -> Tensor:
-    """A view of ``input`` at a basic-index ``region`` (select, slice, diagonal)."""
-    data = input._data
-    res, node = view_result(cls, input, region.get(data))
-    if node is not None:
-        node._setup(region, data.shape)
-    return res
+    """The view of ``input`` at the region a view op reads (select, slice, diagonal): that
+    op's entry run again (its node is ``cls``)."""
+    entry, args = region.view
+    return entry(input, *args)
 
 
 # -- view / reshape / flatten --------------------------------------------------------
-
-class ViewBackward0(ShapeNode):
-    __slots__ = ("self_sizes",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return reshape(grad, self.self_sizes),
-
-
-class UnsafeViewBackward0(ViewBackward0):
-    __slots__ = ()
-
-
-class ReshapeAliasBackward0(ViewBackward0):
-    __slots__ = ()
-
 
 def _infer_size(shape: tuple, numel: int) -> tuple:
     """Replace a -1 in ``shape`` by the size that makes it hold ``numel`` elements."""
@@ -342,11 +332,32 @@ def _nocopy_reshape(data: np.ndarray, shape: tuple) -> np.ndarray | None:
         return None
 
 
-def _view_as(cls: type, input: Tensor, out: np.ndarray) -> Tensor:
-    res, node = view_result(cls, input, out)
-    if node is not None:
-        node.self_sizes = input._data.shape
-    return res
+def _viewed(data: np.ndarray, size: tuple) -> np.ndarray:
+    try:
+        return np.reshape(data, size, copy=False)
+    except ValueError:
+        raise RuntimeError(VIEW_STRIDE_MSG) from None
+
+
+def _reshaped_back(grad: Tensor, self_sym_sizes: tuple) -> Tensor:
+    return reshape(grad, self_sym_sizes)
+
+
+VIEW = View("view(Tensor input, SymIntArrayRef size)", grad_fn="ViewBackward0",
+            forward=_viewed, params=("size",), keeps=("self_sym_sizes",),
+            derivative=_reshaped_back)
+# torch's reshape of a tensor whose strides allow a view that is not contiguous
+RESHAPE_ALIAS = View("_reshape_alias(Tensor input, SymIntArrayRef size)",
+                     grad_fn="ReshapeAliasBackward0", forward=_viewed, params=("size",),
+                     keeps=("self_sym_sizes",), derivative=_reshaped_back)
+# torch's ``_unsafe_view``: an op's fresh result reshaped, recorded as a new tensor (not a
+# view), run through ``View.on_fresh``; ``copy`` makes its own memory when the input is not
+# fresh
+UNSAFE_VIEW = View("_unsafe_view(Tensor input, SymIntArrayRef size)",
+                   grad_fn="UnsafeViewBackward0",
+                   forward=lambda a, size, copy: (np.array(a.reshape(size), copy=True) if copy
+                                                  else a.reshape(size)),
+                   params=("size", "copy"), keeps=("self_sym_sizes",), derivative=_reshaped_back)
 
 
 def view(input: Tensor, *shape: Any) -> Tensor:
@@ -356,12 +367,7 @@ def view(input: Tensor, *shape: Any) -> Tensor:
     >>> npgrad.arange(6).view(2, -1).shape
     torch.Size([2, 3])
     """
-    data = input._data
-    shape = _infer_size(parse_shape(shape), data.size)
-    out = _nocopy_reshape(data, shape)
-    if out is None:
-        raise RuntimeError(VIEW_STRIDE_MSG)
-    return _view_as(ViewBackward0, input, out)
+    return VIEW(input, _infer_size(parse_shape(shape), input._data.size))
 
 
 @signature("reshape(Tensor input, SymIntArrayRef shape)")
@@ -369,26 +375,18 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     """``view`` when the strides allow it, else a copy (``UnsafeViewBackward0`` over a clone)."""
     data = input._data
     shape = _infer_size(parse_shape(shape), data.size)
-    out = _nocopy_reshape(data, shape)
-    if out is not None:
-        cls = ViewBackward0 if data.flags.c_contiguous else ReshapeAliasBackward0
-        return _view_as(cls, input, out)
-    copied = clone(input)
-    res = unary(UnsafeViewBackward0, copied, copied._data.reshape(shape))
-    node = node_of(res)
-    if node is not None:
-        node.self_sizes = data.shape
-    return res
+    if data.flags.c_contiguous:
+        return VIEW(input, shape)
+    if _nocopy_reshape(data, shape) is not None:
+        return RESHAPE_ALIAS(input, shape)
+    return UNSAFE_VIEW.on_fresh(UNSAFE_VIEW.node, clone(input), shape, False)
 
 
-def unsafe_view(input: Tensor, shape: tuple) -> Tensor:
+def unsafe_view(input: Tensor, shape: tuple, copy: bool = False) -> Tensor:
     """torch's ``_unsafe_view``: ``input`` (an op's fresh, contiguous result) reshaped, recorded
-    as a new tensor rather than a view (grad_fn ``UnsafeViewBackward0``)."""
-    res = unary(UnsafeViewBackward0, input, input._data.reshape(shape))
-    node = node_of(res)
-    if node is not None:
-        node.self_sizes = input._data.shape
-    return res
+    as a new tensor rather than a view (grad_fn ``UnsafeViewBackward0``); ``copy`` for an
+    input that is not fresh."""
+    return UNSAFE_VIEW.on_fresh(UNSAFE_VIEW.node, input, tuple(shape), copy)
 
 
 @signature("flatten(Tensor input, int64_t start_dim=0, int64_t end_dim=-1)")
@@ -429,27 +427,70 @@ def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:
 
 # -- squeeze / unsqueeze / transpose / t / permute -------------------------------------
 
-class _SqueezeNode(ShapeNode):
-    __slots__ = ("dims", "self_sizes")
-
-    def backward(self, grad: Tensor) -> tuple:
-        if grad._data.shape == self.self_sizes:
-            return grad,
-        for d in self.dims:  # ascending: each unsqueeze restores one squeezed dim
-            grad = unsqueeze(grad, d)
-        return grad,
+def _squeezed_all(a: np.ndarray) -> np.ndarray:
+    return np.squeeze(a)
 
 
-class SqueezeBackward0(_SqueezeNode):
-    __slots__ = ()
+def _squeezed_dim(a: np.ndarray, dim: int) -> np.ndarray:
+    return np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view()
 
 
-class SqueezeBackward1(_SqueezeNode):
-    __slots__ = ()
+def _squeezed_dims(a: np.ndarray, dim: tuple) -> np.ndarray:
+    nd = a.ndim
+    axes = tuple(d % nd for d in dim if a.shape[d] == 1) if nd else ()
+    return np.squeeze(a, axis=axes) if axes else a.view()
 
 
-class SqueezeBackward2(_SqueezeNode):
-    __slots__ = ()
+def _unsqueezed_at(grad: Tensor, dims: Any) -> Tensor:
+    for d in dims:  # ascending: each unsqueeze restores one squeezed dim
+        grad = unsqueeze(grad, d)
+    return grad
+
+
+def _unsqueeze_all(grad: Tensor, self_sym_sizes: tuple) -> Tensor:
+    if grad._data.shape == self_sym_sizes:
+        return grad
+    return _unsqueezed_at(grad, [d for d, s in enumerate(self_sym_sizes) if s == 1])
+
+
+def _unsqueeze_dim(grad: Tensor, self_sym_sizes: tuple, dim: int) -> Tensor:
+    nd = len(self_sym_sizes)
+    return unsqueeze(grad, dim % nd) if nd and self_sym_sizes[dim] == 1 else grad
+
+
+def _unsqueeze_dims(grad: Tensor, self_sym_sizes: tuple, dim: tuple) -> Tensor:
+    nd = len(self_sym_sizes)
+    if not nd:
+        return grad
+    return _unsqueezed_at(grad, sorted({d % nd for d in dim if self_sym_sizes[d] == 1}))
+
+
+SQUEEZE = View("squeeze(Tensor input)", grad_fn="SqueezeBackward0", forward=_squeezed_all,
+               keeps=("self_sym_sizes",), derivative=_unsqueeze_all)
+SQUEEZE_DIM = View("squeeze(Tensor input, int64_t dim)", grad_fn="SqueezeBackward1",
+                   forward=_squeezed_dim, params=("dim",), keeps=("self_sym_sizes", "dim"),
+                   derivative=_unsqueeze_dim)
+SQUEEZE_DIMS = View("squeeze(Tensor input, IntArrayRef dim)", grad_fn="SqueezeBackward2",
+                    forward=_squeezed_dims, params=("dim",), keeps=("self_sym_sizes", "dim"),
+                    derivative=_unsqueeze_dims)
+UNSQUEEZE = View("unsqueeze(Tensor input, int64_t dim)", grad_fn="UnsqueezeBackward0",
+                 forward=lambda a, dim: np.expand_dims(a, dim), params=("dim",), keeps=("dim",),
+                 derivative=lambda grad, dim: squeeze(grad, dim))
+TRANSPOSE = View("transpose(Tensor input, int64_t dim0, int64_t dim1)",
+                 grad_fn="TransposeBackward0",
+                 forward=lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1) if a.ndim else a.view(),
+                 params=("dim0", "dim1"), keeps=("dim0", "dim1"),
+                 derivative=lambda grad, dim0, dim1: transpose(grad, dim0, dim1))
+T = View("t(Tensor input)", grad_fn="TBackward0", forward=lambda a: a.T,
+         derivative=lambda grad: t(grad))
+PERMUTE = View("permute(Tensor input, IntArrayRef dims)", grad_fn="PermuteBackward0",
+               forward=lambda a, dims: np.transpose(a, dims), params=("dims",), keeps=("dims",),
+               derivative=lambda grad, dims: permute(grad, _inverse_permutation(dims)))
+
+
+def _inverse_permutation(dims: tuple) -> tuple:
+    nd = len(dims)
+    return tuple(np.argsort([d % nd for d in dims]).tolist())
 
 
 @signature("squeeze(Tensor input)",
@@ -457,90 +498,46 @@ class SqueezeBackward2(_SqueezeNode):
            "squeeze(Tensor input, IntArrayRef dim)")
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     """Drop size-1 dims (all, one, or a tuple): ``SqueezeBackward0/1/2``."""
-    shape = input._data.shape
     if dim is None:
-        cls, dims = SqueezeBackward0, tuple(i for i, s in enumerate(shape) if s == 1)
-    elif isinstance(dim, (tuple, list)):
-        cls = SqueezeBackward2
-        dims = tuple(sorted(d for d in wrap_dims(dim, len(shape)) if shape and shape[d] == 1))
-    else:
-        cls = SqueezeBackward1
-        d = wrap_dim(dim, len(shape))
-        dims = (d,) if shape and shape[d] == 1 else ()
-    out = np.squeeze(input._data, axis=dims) if dims else input._data.view()
-    res, node = view_result(cls, input, out)
-    if node is not None:
-        node.dims = dims
-        node.self_sizes = shape
-    return res
+        return SQUEEZE(input)
+    nd = input._data.ndim
+    if isinstance(dim, (tuple, list)):
+        wrap_dims(dim, nd)  # torch's checks (range, repeats)
+        return SQUEEZE_DIMS(input, tuple(dim))
+    wrap_dim(dim, nd)
+    return SQUEEZE_DIM(input, dim)
 
 
-class SqueezeBackward4(ShapeNode):
-    """torch's in-place ``squeeze_(dim)``, applied to an op's fresh result (see ``squeeze_fresh_``)."""
-
-    __slots__ = ("self_sizes",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return reshape(grad, self.self_sizes),
+# torch's in-place ``squeeze_(dim)``: SQUEEZE_DIM's twin (Note [In-place view ops])
+SqueezeBackward4 = SQUEEZE_DIM.twin("SqueezeBackward4")
 
 
-def squeeze_fresh_(result: Tensor, shape: tuple) -> Tensor:
-    """An op's fresh result with size-1 dims dropped to ``shape`` (grad_fn ``SqueezeBackward4``).
+def squeeze_fresh_(result: Tensor, dim: int) -> Tensor:
+    """An op's fresh result with its size-1 dim ``dim`` dropped (grad_fn ``SqueezeBackward4``).
 
     torch ends matmul(1-D, 2-D) and quantile with an in-place ``squeeze_`` on a result
     no one else holds; returning a new tensor over the same data is the same thing then.
     """
-    res = unary(SqueezeBackward4, result, np.asarray(result._data.reshape(shape), order="C"))
-    node = node_of(res)
-    if node is not None:
-        node.self_sizes = result._data.shape
-    return res
-
-
-class UnsqueezeBackward0(ShapeNode):
-    __slots__ = ("dim",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return squeeze(grad, self.dim),
+    return SQUEEZE_DIM.on_fresh(SqueezeBackward4, result, dim)
 
 
 @signature("unsqueeze(Tensor input, int64_t dim)")
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at ``dim`` (grad_fn ``UnsqueezeBackward0``)."""
-    d = wrap_dim(dim, input._data.ndim + 1)
-    res, node = view_result(UnsqueezeBackward0, input, np.expand_dims(input._data, d))
-    if node is not None:
-        node.dim = d
-    return res
-
-
-class TransposeBackward0(ShapeNode):
-    __slots__ = ("dim0", "dim1")
-
-    def backward(self, grad: Tensor) -> tuple:
-        return transpose(grad, self.dim0, self.dim1),
+    wrap_dim(dim, input._data.ndim + 1)
+    return UNSQUEEZE(input, dim)
 
 
 @signature("transpose(Tensor input, int64_t dim0, int64_t dim1)")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view; grad_fn ``TransposeBackward0``)."""
     nd = input._data.ndim
-    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = np.swapaxes(input._data, d0, d1) if nd else input._data.view()
-    res, node = view_result(TransposeBackward0, input, out)
-    if node is not None:
-        node.dim0, node.dim1 = d0, d1
-    return res
+    wrap_dim(dim0, nd)
+    wrap_dim(dim1, nd)
+    return TRANSPOSE(input, dim0, dim1)
 
 
 swapaxes = swapdims = transpose
-
-
-class TBackward0(ShapeNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return t(grad),
 
 
 @signature("t(Tensor input)")
@@ -549,14 +546,7 @@ def t(input: Tensor) -> Tensor:
     nd = input._data.ndim
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return view_result(TBackward0, input, input._data.T)[0]
-
-
-class PermuteBackward0(ShapeNode):
-    __slots__ = ("dims",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return permute(grad, tuple(np.argsort(self.dims).tolist())),
+    return T(input)
 
 
 def _dims_arg(dims: tuple) -> tuple:
@@ -580,19 +570,20 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     wrapped = tuple(wrap_dim(d, nd) for d in dims)
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    res, node = view_result(PermuteBackward0, input, np.transpose(input._data, wrapped))
-    if node is not None:
-        node.dims = wrapped
-    return res
+    return PERMUTE(input, dims)
 
 
 # -- expand / repeat -------------------------------------------------------------------
 
-class ExpandBackward0(ShapeNode):
-    __slots__ = ("self_sizes",)
+def _expanded(a: np.ndarray, size: tuple, strides: tuple) -> np.ndarray:
+    """``a`` seen with shape ``size``; ``strides`` (in bytes, 0 on a broadcast dim) are
+    worked out by ``expand`` with its checks."""
+    return np.lib.stride_tricks.as_strided(a, size, strides, writeable=a.flags.writeable)
 
-    def backward(self, grad: Tensor) -> tuple:
-        return _sum_to(grad, self.self_sizes),
+
+EXPAND = View("expand(Tensor input, SymIntArrayRef size, *, bool implicit=False)",
+              grad_fn="ExpandBackward0", forward=_expanded, params=("size", "strides"),
+              keeps=("self_sym_sizes",), derivative=lambda grad, sizes: _sum_to(grad, sizes))
 
 
 def _legacy_name(x: Tensor) -> str:
@@ -632,10 +623,9 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
         else:
             strides.append(data.strides[i - lead])
         out_shape.append(s)
-    check_numel(tuple(out_shape))
-    out = np.lib.stride_tricks.as_strided(data, tuple(out_shape), tuple(strides),
-                                          writeable=data.flags.writeable)
-    return _view_as(ExpandBackward0, input, out)
+    size = tuple(out_shape)
+    check_numel(size)
+    return EXPAND(input, size, tuple(strides))
 
 
 class RepeatBackward0(ShapeNode):
@@ -734,7 +724,7 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
                         f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the "
                         "list.")
         out = np.concatenate([arrays[i].astype(dt, copy=False) for i in used], axis=d)
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         return wrap(out, _tls.mode)
     res, node = record(CatBackward0, tuple(tensors), out)
     if node is not None:
@@ -770,7 +760,7 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
                                f"{_shape_str(a.shape)} at entry {i}")
     dt = _dtype.result_type_np(tuple(arrays))
     out = np.stack([a.astype(dt, copy=False) for a in arrays], axis=d)
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         return wrap(out, _tls.mode)
     res, node = record(StackBackward0, tuple(tensors), out)
     if node is not None:
@@ -780,54 +770,7 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
 
 # -- split / chunk / unbind: one node, many outputs --------------------------------------
 
-def _multi_view(cls: type, input: Tensor, pieces: list) -> tuple:
-    """Views of ``input`` sharing ONE node whose output ``i`` is ``pieces[i]``."""
-    vc = input._vc
-    if vc is not INFERENCE_COUNTER:
-        vc = version_counter(input)
-    node = None
-    if _tls.mode == RECORDING and input._requires_grad:
-        node = _new(cls)
-        node._init_node((edge_of(input),), tuple((p.shape, p.dtype) for p in pieces))
-    # Inside inference mode, views of inference tensors are not tracked as views.
-    untracked = vc is INFERENCE_COUNTER and _tls.mode & INFERENCE
-    root = None if untracked else (input if input._base is None else input._base)
-    outs = []
-    for i, p in enumerate(pieces):
-        if node is not None:
-            res = _make(Tensor, p, node, True, vc)
-            res._output_nr = i
-        else:
-            res = _make(Tensor, p, None, input._requires_grad and vc is not INFERENCE_COUNTER, vc)
-        res._base = root
-        if root is not None:
-            extra = res._extra = TensorExtra()
-            extra.view_info = ViewInfo(node is None and input._requires_grad, True,
-                                       None if vc is INFERENCE_COUNTER else vc.version)
-        if FW.active and not _tls.mode & INFERENCE and has_tangent(input):
-            give_view_tangent(res, input)
-        outs.append(res)
-    return tuple(outs), node
-
-
-class _SplitNode(ShapeNode):
-    __slots__ = ("dim",)
-
-    def backward(self, *grads: Any) -> tuple:
-        parts = [g if g is not None else _zeros(shape, dtype)
-                 for g, (shape, dtype) in zip(grads, self._out_meta)]
-        return cat(parts, self.dim),
-
-
-class SplitBackward0(_SplitNode):
-    __slots__ = ()
-
-
-class SplitWithSizesBackward0(_SplitNode):
-    __slots__ = ()
-
-
-def _split_pieces(data: np.ndarray, d: int, sizes: list) -> list:
+def _split_pieces(data: np.ndarray, d: int, sizes: Any) -> list:
     pieces, start = [], 0
     lead = (slice(None),) * d
     for s in sizes:
@@ -836,38 +779,79 @@ def _split_pieces(data: np.ndarray, d: int, sizes: list) -> list:
     return pieces
 
 
+def _split_even(a: np.ndarray, split_size: int, dim: int) -> list:
+    d = dim % a.ndim
+    n = a.shape[d]
+    count = builtins.max(1, -(-n // split_size)) if split_size else 1
+    return _split_pieces(a, d, [split_size] * (count - 1) + [n - split_size * (count - 1)])
+
+
+def _split_back(grads: list, self_sym_sizes: tuple, split_size: Any, dim: int) -> Tensor:
+    return cat(grads, dim)
+
+
+SPLIT = View("split(Tensor input, SymInt split_size, int64_t dim=0)", grad_fn="SplitBackward0",
+             forward=_split_even, params=("split_size", "dim"),
+             keeps=("self_sym_sizes", "split_size", "dim"), derivative=_split_back, many=True)
+SPLIT_WITH_SIZES = View(
+    "split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0)",
+    grad_fn="SplitWithSizesBackward0",
+    forward=lambda a, split_sizes, dim: _split_pieces(a, dim % a.ndim, split_sizes),
+    params=("split_sizes", "dim"), keeps=("self_sym_sizes", "split_sizes", "dim"),
+    derivative=_split_back, many=True)
+
+
+def _unbound(a: np.ndarray, dim: int) -> list:
+    lead = (slice(None),) * (dim % a.ndim)
+    return [a[lead + (i, Ellipsis)] for i in range(a.shape[dim])]
+
+
+UNBIND = View("unbind(Tensor input, int64_t dim=0)", grad_fn="UnbindBackward0",
+              forward=_unbound, params=("dim",), keeps=("dim",),
+              derivative=lambda grads, dim: stack(grads, dim), many=True)
+
+
+_SPLIT_CHECK = checker("split(Tensor input, SymInt split_size, int64_t dim=0)",
+                       "split(Tensor input, SymIntArrayRef split_size, int64_t dim=0)")
+_SPLIT_WITH_SIZES_CHECK = checker("split_with_sizes(Tensor input, SymIntArrayRef split_sizes, "
+                                  "int64_t dim=0)")
+
+
 def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """Views of consecutive pieces along ``dim``.
 
     grad_fn ``SplitBackward0`` for an int size, ``SplitWithSizesBackward0`` for a list.
     """
+    # torch.split is Python: ``tensor.split(size, dim)`` (whatever the object's own split
+    # does), then Tensor.split picks the C op by the size's type
+    if not isinstance(input, Tensor):
+        return input.split(split_size_or_sections, dim)
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections._data.size == 1:
+        split_size_or_sections = int(split_size_or_sections)  # torch's int() of the tensor
+    if isinstance(split_size_or_sections, int):
+        _SPLIT_CHECK(input, split_size_or_sections, dim)
+    else:
+        _SPLIT_WITH_SIZES_CHECK(input, split_size_or_sections, dim)
     data = input._data
     if data.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, data.ndim)
     n = data.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = [int(s) for s in split_size_or_sections]
+        sizes = tuple(int(s) for s in split_size_or_sections)
         if builtins.sum(sizes) != n or builtins.any(s < 0 for s in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                f"(input tensor's size at dimension {d}), but got "
                                f"split_sizes={_shape_str(sizes)}")
-        cls = SplitWithSizesBackward0
-    else:
-        size = int(split_size_or_sections)
-        if size < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got "
-                               f"split_size={size}")
-        if size == 0 and n != 0:
-            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}")
-        count = builtins.max(1, -(-n // size)) if size else 1
-        sizes = [size] * (count - 1) + [n - size * (count - 1)]
-        cls = SplitBackward0
-    outs, node = _multi_view(cls, input, _split_pieces(data, d, sizes))
-    if node is not None:
-        node.dim = d
-    return outs
+        return SPLIT_WITH_SIZES(input, sizes, dim)
+    size = int(split_size_or_sections)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got "
+                           f"split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
+                           f"dimension size of {n}")
+    return SPLIT(input, size, dim)
 
 
 @signature("chunk(Tensor input, int64_t chunks, int64_t dim=0)")
@@ -884,48 +868,114 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(input, -(-n // chunks), dim)
 
 
-class UnbindBackward0(ShapeNode):
-    __slots__ = ("dim",)
-
-    def backward(self, *grads: Any) -> tuple:
-        parts = [g if g is not None else _zeros(shape, dtype)
-                 for g, (shape, dtype) in zip(grads, self._out_meta)]
-        return stack(parts, self.dim),
-
-
 @signature("unbind(Tensor input, int64_t dim=0)")
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Views of each slice along ``dim`` (grad_fn ``UnbindBackward0``)."""
     data = input._data
     if data.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = wrap_dim(dim, data.ndim)
-    lead = (slice(None),) * d
-    outs, node = _multi_view(UnbindBackward0, input,
-                             [data[lead + (i, Ellipsis)] for i in range(data.shape[d])])
-    if node is not None:
-        node.dim = d
-    return outs
+    wrap_dim(dim, data.ndim)
+    return UNBIND(input, dim)
 
 
 # -- narrow / select / slicing / diagonal -----------------------------------------------
 
+_INT64_MAX = (1 << 63) - 1  # torch's end of an open slice (``x[1:]`` keeps end=INT64_MAX)
+
+
+def _dim_key(nd: int, dim: int, item: Any) -> tuple:
+    return (slice(None),) * (dim % nd) + (item, Ellipsis)
+
+
+def _selected(a: np.ndarray, dim: int, index: int) -> np.ndarray:
+    return a[_dim_key(a.ndim, dim, index)]
+
+
+def _sliced(a: np.ndarray, dim: int, start: int, end: int, step: int) -> np.ndarray:
+    return a[_dim_key(a.ndim, dim, slice(start, end, step))]
+
+
+def _diagonal_view(arr: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
+    """The (writable) diagonal of dims ``d1``/``d2`` (wrapped) of ``arr``, as its last dim."""
+    s1, s2 = arr.shape[d1], arr.shape[d2]
+    if offset >= 0:
+        length = builtins.max(0, builtins.min(s1, s2 - offset))
+        start = arr[(slice(None),) * d2 + (slice(builtins.min(offset, s2), None),)]
+    else:
+        length = builtins.max(0, builtins.min(s1 + offset, s2))
+        start = arr[(slice(None),) * d1 + (slice(builtins.min(-offset, s1), None),)]
+    keep = [i for i in range(arr.ndim) if i != d1 and i != d2]
+    shape = tuple(arr.shape[i] for i in keep) + (length,)
+    strides = tuple(arr.strides[i] for i in keep) + (arr.strides[d1] + arr.strides[d2],)
+    return np.lib.stride_tricks.as_strided(start, shape, strides, writeable=arr.flags.writeable)
+
+
+def _diagonal_fn(offset: int, d1: int, d2: int) -> Callable:
+    """A function returning the (writable) diagonal view of any array of the input's shape."""
+    return lambda arr: _diagonal_view(arr, offset, d1, d2)
+
+
+def _diagonal_of(a: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    return _diagonal_view(a, offset, dim1 % a.ndim, dim2 % a.ndim)
+
+
+# The backward of each of these three views places the gradient into zeros at the region
+# the view read (SelectBackwardBackward0, ...), whose own backward is the view again.
+def _select_back(grad: Tensor, self_sym_sizes: tuple, dim: int, index: int) -> Tensor:
+    return _place(grad, self_sym_sizes, select_view_region(len(self_sym_sizes), dim, index),
+                  SelectBackwardBackward0)
+
+
+def _slice_back(grad: Tensor, self_sym_sizes: tuple, dim: int, start: int, end: int,
+                step: int) -> Tensor:
+    return _place(grad, self_sym_sizes, slice_view_region(len(self_sym_sizes), dim, start, end,
+                                                          step), SliceBackwardBackward0)
+
+
+def _diagonal_back(grad: Tensor, self_sym_sizes: tuple, offset: int, dim1: int,
+                   dim2: int) -> Tensor:
+    nd = len(self_sym_sizes)
+    return _place(grad, self_sym_sizes, diagonal_view_region(offset, dim1 % nd, dim2 % nd),
+                  DiagonalBackwardBackward0)
+
+
+SELECT = View("select(Tensor input, int64_t dim, SymInt index)", grad_fn="SelectBackward0",
+              forward=_selected, params=("dim", "index"),
+              keeps=("self_sym_sizes", "dim", "index"), derivative=_select_back)
+SLICE = View("slice(Tensor input, int64_t dim=0, SymInt? start=None, SymInt? end=None, "
+             "SymInt step=1)", grad_fn="SliceBackward0", forward=_sliced,
+             params=("dim", "start", "end", "step"),
+             keeps=("self_sym_sizes", "dim", "start", "end", "step"), derivative=_slice_back)
+DIAGONAL = View("diagonal(Tensor input, int64_t offset=0, int64_t dim1=0, int64_t dim2=1)",
+                grad_fn="DiagonalBackward0", forward=_diagonal_of,
+                params=("offset", "dim1", "dim2"),
+                keeps=("self_sym_sizes", "offset", "dim1", "dim2"), derivative=_diagonal_back)
+
+
+def slice_view_region(nd: int, dim: int, start: Any, end: Any, step: int) -> Region:
+    """Where ``slice(dim, start, end, step)`` reads in a tensor of ``nd`` dims, and the view."""
+    start = 0 if start is None else start
+    end = _INT64_MAX if end is None else end
+    return Region(_dim_key(nd, dim, slice(start, end, step)), view=(SLICE, (dim, start, end, step)))
+
+
 def slice_dim(input: Tensor, dim: int, start: Any, stop: Any, step: int = 1) -> Tensor:
-    """``input[..., start:stop:step, ...]`` on dim ``dim`` (a view; ``SliceBackward0``)."""
-    key = (slice(None),) * dim + (slice(start, stop, step), Ellipsis)
-    return _region_view(SliceBackward0, input, Region(key))
+    """``input[..., start:stop:step, ...]`` on dim ``dim`` (a view; ``SliceBackward0``); the
+    node keeps the bounds as given, an open one as torch keeps it (0, INT64_MAX)."""
+    return SLICE(input, dim, 0 if start is None else start,
+                 _INT64_MAX if stop is None else stop, step)
 
 
 @signature("narrow(Tensor input, int64_t dim, Tensor start, SymInt length)",
            "narrow(Tensor input, int64_t dim, SymInt start, SymInt length)")
 def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     """``length`` elements of dim ``dim`` from ``start`` (a view; grad_fn ``SliceBackward0``)."""
-    return _region_view(SliceBackward0, input, narrow_region(input, dim, start, length))
+    begin = _narrow_start(input, dim, start, length, False)
+    return SLICE(input, dim, begin, begin + length, 1)
 
 
-def narrow_region(input: Tensor, dim: int, start: Any, length: int, copy: bool = False) -> Region:
-    """Where ``narrow`` reads, with its checks (shared with ``narrow_copy``, ``copy=True``,
-    whose kernel checks a too-large ``dim`` and a negative ``length`` its own way)."""
+def _narrow_start(input: Tensor, dim: int, start: Any, length: int, copy: bool) -> int:
+    """``narrow``'s checks; the start, wrapped (as torch keeps it)."""
     data = input._data
     if data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -945,62 +995,72 @@ def narrow_region(input: Tensor, dim: int, start: Any, length: int, copy: bool =
         start += n
     if start + length > n or length < 0:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return Region((slice(None),) * d + (slice(start, start + length, 1), Ellipsis))
+    return start
+
+
+def narrow_region(input: Tensor, dim: int, start: Any, length: int, copy: bool = False) -> Region:
+    """Where ``narrow`` reads, with its checks (shared with ``narrow_copy``, ``copy=True``,
+    whose kernel checks a too-large ``dim`` and a negative ``length`` its own way)."""
+    begin = _narrow_start(input, dim, start, length, copy)
+    return Region(_dim_key(input._data.ndim, dim, slice(begin, begin + length, 1)),
+                  view=(SLICE, (dim, begin, begin + length, 1)))
 
 
 @signature("select(Tensor input, int64_t dim, SymInt index)")
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at ``index`` of dim ``dim``, which disappears (a view; ``SelectBackward0``)."""
-    return _region_view(SelectBackward0, input, select_region(input, dim, index))
+    index = int(index)
+    _check_select(input, dim, index)
+    return SELECT(input, dim, index)
 
 
-def select_region(input: Tensor, dim: int, index: int) -> Region:
-    """Where ``select`` reads, with its checks (shared with ``select_scatter``)."""
+def _check_select(input: Tensor, dim: int, index: int) -> None:
     data = input._data
     if data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, data.ndim)
     n = data.shape[d]
-    index = int(index)
     if index < -n or index >= n:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{_shape_str(data.shape)} at dimension {d}")
-    if index < 0:
-        index += n
-    return Region((slice(None),) * d + (index, Ellipsis))
 
 
-def _diagonal_fn(offset: int, d1: int, d2: int) -> Callable:
-    """A function returning the (writable) diagonal view of any array of the input's shape."""
-    def fn(arr: np.ndarray) -> np.ndarray:
-        s1, s2 = arr.shape[d1], arr.shape[d2]
-        if offset >= 0:
-            length = builtins.max(0, builtins.min(s1, s2 - offset))
-            start = arr[(slice(None),) * d2 + (slice(builtins.min(offset, s2), None),)]
-        else:
-            length = builtins.max(0, builtins.min(s1 + offset, s2))
-            start = arr[(slice(None),) * d1 + (slice(builtins.min(-offset, s1), None),)]
-        keep = [i for i in range(arr.ndim) if i not in (d1, d2)]
-        shape = tuple(arr.shape[i] for i in keep) + (length,)
-        strides = tuple(arr.strides[i] for i in keep) + (arr.strides[d1] + arr.strides[d2],)
-        return np.lib.stride_tricks.as_strided(start, shape, strides,
-                                              writeable=arr.flags.writeable)
-    return fn
+def select_view_region(nd: int, dim: int, index: int) -> Region:
+    """Where ``select(dim, index)`` reads in a tensor of ``nd`` dims, and the view itself."""
+    return Region(_dim_key(nd, dim, index), view=(SELECT, (dim, index)))
+
+
+def select_region(input: Tensor, dim: int, index: int) -> Region:
+    """Where ``select`` reads, with its checks (shared with ``select_scatter``)."""
+    index = int(index)
+    _check_select(input, dim, index)
+    return select_view_region(input._data.ndim, dim, index)
 
 
 @signature("diagonal(Tensor input, int64_t offset=0, int64_t dim1=0, int64_t dim2=1)")
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of dims ``dim1``/``dim2`` as a last dim (a view; ``DiagonalBackward0``)."""
-    return _region_view(DiagonalBackward0, input, diagonal_region(input, offset, dim1, dim2))
+    _check_diagonal(input, dim1, dim2)
+    return DIAGONAL(input, int(offset), dim1, dim2)
 
 
-def diagonal_region(input: Tensor, offset: int, dim1: int, dim2: int) -> Region:
-    """Where ``diagonal`` reads, with its checks (shared with ``diagonal_scatter``)."""
+def _check_diagonal(input: Tensor, dim1: int, dim2: int) -> tuple:
     nd = input._data.ndim
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return Region(fn=_diagonal_fn(int(offset), d1, d2))
+    return d1, d2
+
+
+def diagonal_view_region(offset: int, d1: int, d2: int) -> Region:
+    """Where ``diagonal(offset, d1, d2)`` (dims wrapped) reads, and the view itself."""
+    return Region(fn=_diagonal_fn(offset, d1, d2), view=(DIAGONAL, (offset, d1, d2)))
+
+
+def diagonal_region(input: Tensor, offset: int, dim1: int, dim2: int) -> Region:
+    """Where ``diagonal`` reads, with its checks (shared with ``diagonal_scatter``)."""
+    d1, d2 = _check_diagonal(input, dim1, dim2)
+    return diagonal_view_region(int(offset), d1, d2)
 
 
 # -- flip / gather / index_select --------------------------------------------------------
@@ -1089,6 +1149,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 # -- clone / contiguous / detach / to ---------------------------------------------------
 
+# Not a ``General`` entry (yet): on the hot path of ``contiguous`` and ``reshape``, and
+# ``General.record`` costs about a microsecond more per call than ``unary`` today.
 class CloneBackward0(ShapeNode):
     __slots__ = ()
 
@@ -1140,7 +1202,15 @@ class ToCopyBackward0(ShapeNode):
     __slots__ = ("self_dtype",)
 
     def backward(self, grad: Tensor) -> tuple:
+        if grad._data.dtype.kind == "c" and not self.self_dtype.is_complex:
+            grad = grad.real  # a real input's gradient: the real part, silently (handle_r_to_c)
         return to(grad, self.self_dtype),
+
+
+# torch's warning for a cast that drops imaginary parts (a C++ warning, with its origin)
+COMPLEX_TO_REAL_WARNING = (
+    "Casting complex values to real discards the imaginary part (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/Copy.cpp:307.)")
 
 
 def _check_device(dev: Any) -> None:
@@ -1189,12 +1259,16 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     target = src if dtype is None else dtype.np_dtype
     if target == src and not copy:
         return input
+    data = input._data
+    if src.kind == "c" and target.kind != "c":
+        warnings.warn(COMPLEX_TO_REAL_WARNING, UserWarning, stacklevel=2)
+        data = data.real
     with np.errstate(all="ignore"):
         if target.kind == "V":  # bfloat16: torch's rounding and NaN bits (npgrad._bfloat16)
-            out = _bfloat16.round_from(input._data)
+            out = _bfloat16.round_from(data)
         else:
-            out = input._data.astype(target, copy=True)
-    if target.kind not in "fV":
+            out = data.astype(target, copy=True)
+    if target.kind not in "fVc":
         return wrap(out, _tls.mode)
     res = unary(ToCopyBackward0, input, out)
     node = node_of(res)

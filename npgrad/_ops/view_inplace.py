@@ -5,9 +5,10 @@ Note [In-place view ops]
 is still an in-place op: the same leaf check, one version bump, and ``x``
 takes the node of the matching view op as its ``grad_fn``, under torch's name
 for the in-place overload (``TBackward1``, ``TransposeBackward1``,
-``SqueezeBackward3/4/5``, ``UnsqueezeBackward1``).  The out-of-place view op
-computes the array and the node; the node is then retyped to its in-place
-twin, a subclass with the same slots and backward, so no formula is repeated.
+``SqueezeBackward3/4/5``, ``UnsqueezeBackward1``).  The out-of-place view op's
+entry computes the array and the node; the node is then retyped to its in-place
+twin (``View.twin``), a subclass with the same kept values and backward, so no
+formula is repeated.
 ``x`` keeps its own base: a view stays a view of the same base, and its node
 is marked as seen at the new version so it is not rebuilt as stale.  A
 forward-mode tangent is restrided with it (the view op's tangent is shared).
@@ -16,36 +17,18 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
-
 from .._forward import FW, has_tangent, share_tangent
 from .._mode import _tls
 from .._tensor import Tensor, bump_version
-from ._core import view_result
-from ._shape_util import wrap_dim
 from .inplace import check_inplace, refuses_inference_write, INFERENCE_INPLACE_MSG
-from .shape import (SqueezeBackward4, TBackward0, TransposeBackward0, UnsqueezeBackward0,
-                    _SqueezeNode, squeeze, t, transpose, unsqueeze)
+from .shape import (SQUEEZE, SQUEEZE_DIMS, T, TRANSPOSE, UNSQUEEZE, SqueezeBackward4, squeeze, t,
+                    transpose, unsqueeze)
 
-
-class TBackward1(TBackward0):
-    __slots__ = ()
-
-
-class TransposeBackward1(TransposeBackward0):
-    __slots__ = ()
-
-
-class SqueezeBackward3(_SqueezeNode):
-    __slots__ = ()
-
-
-class SqueezeBackward5(_SqueezeNode):
-    __slots__ = ()
-
-
-class UnsqueezeBackward1(UnsqueezeBackward0):
-    __slots__ = ()
+TBackward1 = T.twin("TBackward1")
+TransposeBackward1 = TRANSPOSE.twin("TransposeBackward1")
+SqueezeBackward3 = SQUEEZE.twin("SqueezeBackward3")
+SqueezeBackward5 = SQUEEZE_DIMS.twin("SqueezeBackward5")
+UnsqueezeBackward1 = UNSQUEEZE.twin("UnsqueezeBackward1")
 
 
 def _restride_(self: Tensor, twin: Any, view_op: Callable, *args: Any) -> Tensor:
@@ -67,8 +50,7 @@ def _adopt(self: Tensor, res: Tensor, twin: Any) -> None:
     node = res._grad_fn
     if node is None:
         return
-    if twin is not None:
-        node.__class__ = twin
+    node.__class__ = twin
     vc = self._vc
     if vc is not None:
         node._view_version = vc.version
@@ -95,21 +77,9 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     return _restride_(self, UnsqueezeBackward1, unsqueeze, dim)
 
 
-def _squeeze_dim(self: Tensor, dim: int) -> Tensor:
-    # SqueezeBackward4 (in _ops.shape) keeps only the old sizes: it is not a twin of
-    # SqueezeBackward1, so the node is made here rather than retyped
-    shape = self._data.shape
-    d = wrap_dim(dim, len(shape))
-    out = np.squeeze(self._data, axis=d) if shape and shape[d] == 1 else self._data.view()
-    res, node = view_result(SqueezeBackward4, self, out)
-    if node is not None:
-        node.self_sizes = shape
-    return res
-
-
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         return _restride_(self, SqueezeBackward3, squeeze)
     if isinstance(dim, (tuple, list)):
         return _restride_(self, SqueezeBackward5, squeeze, dim)
-    return _restride_(self, None, _squeeze_dim, dim)
+    return _restride_(self, SqueezeBackward4, squeeze, dim)

@@ -24,12 +24,18 @@ from .inplace import adopt_result, keep_old_value, write_inplace
 
 
 class Geometry:
-    """Where a view lies in its base's storage: shape, strides and offset in elements."""
+    """Where a view lies in its base's storage: shape, strides and offset in elements.
 
-    __slots__ = ("shape", "strides", "offset")
+    ``parts``: the view reads a complex base as its real parts' dtype (``real``, ``imag``,
+    ``view_as_real``: "f") or a real base as complex numbers (``view_as_complex``: "c"), so
+    its elements are of the other size; "" for a view of the base's own dtype.
+    """
 
-    def __init__(self, shape: tuple, strides: tuple, offset: int) -> None:
+    __slots__ = ("shape", "strides", "offset", "parts")
+
+    def __init__(self, shape: tuple, strides: tuple, offset: int, parts: str = "") -> None:
         self.shape, self.strides, self.offset = shape, strides, offset
+        self.parts = parts
 
     @classmethod
     def of(cls, view: np.ndarray, base: np.ndarray) -> Geometry:
@@ -38,14 +44,36 @@ class Geometry:
                                "needs a C-contiguous base; call .contiguous() on the base first")
         item = view.itemsize
         start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-        return cls(view.shape, tuple(s // item for s in view.strides), start // item)
+        parts = view.dtype.kind if (view.dtype.kind == "c") != (base.dtype.kind == "c") else ""
+        return cls(view.shape, tuple(s // item for s in view.strides), start // item, parts)
 
     def take(self, data: np.ndarray) -> np.ndarray:
         """The region of C-contiguous ``data`` (shaped like the base) this geometry describes."""
-        item = data.itemsize
-        flat = data.reshape(-1)
+        flat = self.flat(data)
+        item = flat.itemsize
         return np_as_strided(flat[self.offset:], self.shape,
                              tuple(s * item for s in self.strides), writeable=True)
+
+    def flat(self, data: np.ndarray) -> np.ndarray:
+        """C-contiguous ``data`` as one row of the view's elements (its parts, or pairs)."""
+        flat = data.reshape(-1)
+        if self.parts == "f" and flat.dtype.kind == "c":
+            return flat.view(flat.real.dtype)
+        if self.parts == "c" and flat.dtype.kind != "c":
+            return flat[:flat.size - flat.size % 2].view(_COMPLEX_OF[flat.dtype])
+        return flat
+
+    def base_dtype(self, view_dtype: np.dtype) -> np.dtype:
+        """The base's dtype, for an array of the view's dtype (a gradient of the view)."""
+        if self.parts == "f":
+            return _COMPLEX_OF[view_dtype]
+        if self.parts == "c":
+            return view_dtype.type(0).real.dtype
+        return view_dtype
+
+
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
+               np.dtype(np.float64): np.dtype(np.complex128)}
 
 
 def refresh_view_grad_fn(view: Tensor) -> Any:
@@ -145,10 +173,10 @@ def as_strided(input: Tensor, geometry: Geometry) -> Tensor:
 
 def as_strided_scatter_zeros(grad: Tensor, geometry: Geometry, base_shape: tuple) -> Tensor:
     """Zeros of ``base_shape`` with ``grad`` added at the region ``geometry`` (overlaps add up)."""
-    data = np.zeros(base_shape, dtype=grad._data.dtype)
+    data = np.zeros(base_shape, dtype=geometry.base_dtype(grad._data.dtype))
     region = geometry.take(data)
     if _overlaps(geometry):
-        np.add.at(data.reshape(-1), _flat_indices(geometry), grad._data)
+        np.add.at(geometry.flat(data), _flat_indices(geometry), grad._data)
     else:
         region[...] = grad._data
     res, node = record(AsStridedScatterBackward0, (grad,), data)
