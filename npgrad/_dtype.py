@@ -8,6 +8,17 @@ category (bool < integer < floating).  So ``int32 + 1 -> int32``,
 ``float16 + 1.0 -> float16``, ``float32 + float64_0dim -> float32`` but
 ``int64 + 1.5 -> float32`` (the default dtype).  NumPy's rules differ in all of
 these, so every op asks this module for the result dtype and casts its operands.
+
+Note [Complex promotion]
+Complex is a fourth category above floating.  Within a tier a complex dtype and a
+floating one meet at the complex dtype of the wider real part (``complex64 +
+float64 -> complex128``, ``complex64 + float16 -> complex64``); integers and bools
+never widen a complex dtype.  Across tiers a lower complex tier lifts a floating
+higher tier to *its own* complex dtype, keeping the higher tier's precision
+(``float32`` tensor ``+ 1j -> complex64``, ``float32`` tensor ``+`` a 0-dim
+``complex128`` ``-> complex64``), while an integral higher tier takes the lower
+complex dtype as it is.  A Python complex scalar is the default complex dtype: the
+complex dtype of the default float (``complex64`` under ``float32``).
 """
 from __future__ import annotations
 
@@ -19,7 +30,7 @@ import numpy as np
 
 from . import _bfloat16
 
-BOOL, INTEGRAL, FLOATING = 0, 1, 2
+BOOL, INTEGRAL, FLOATING, COMPLEX = 0, 1, 2, 3
 
 # Note [How dtypes print]
 # A dtype prints as ``npgrad.float32`` by default, and as torch's ``torch.float32``
@@ -45,10 +56,8 @@ def repr_prefix() -> str:
 class dtype:
     """A tensor element type, printed like ``npgrad.float32``."""
 
-    __slots__ = ("name", "np_dtype", "category", "is_floating_point", "is_signed",
+    __slots__ = ("name", "np_dtype", "category", "is_floating_point", "is_complex", "is_signed",
                  "itemsize", "legacy_type", "scalar_name", "cpp_name")
-
-    is_complex = False
 
     def __init__(self, name: str, np_dtype: Any, category: int, legacy_type: str,
                  scalar_name: str, cpp_name: str) -> None:
@@ -56,7 +65,8 @@ class dtype:
         self.np_dtype = np.dtype(np_dtype)
         self.category = category
         self.is_floating_point = category == FLOATING
-        self.is_signed = self.np_dtype.kind in "fi"
+        self.is_complex = category == COMPLEX
+        self.is_signed = self.np_dtype.kind in "fic"
         self.itemsize = self.np_dtype.itemsize
         self.legacy_type = legacy_type
         self.scalar_name = scalar_name
@@ -70,10 +80,17 @@ class dtype:
         return "bool_" if self.name == "bool" else self.name
 
     def to_real(self) -> dtype:
-        return self
+        """The real dtype of a complex one's parts (``complex64 -> float32``); others as they are."""
+        return _TO_REAL.get(self.name, self)
 
     def to_complex(self) -> dtype:
-        raise RuntimeError("complex dtypes are not supported by npgrad")
+        """The complex dtype whose parts are this float dtype (``float32 -> complex64``)."""
+        if self.category == COMPLEX:
+            return self
+        try:
+            return _TO_COMPLEX[self.name]
+        except KeyError:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.scalar_name}") from None
 
 
 float32 = dtype("float32", np.float32, FLOATING, "FloatTensor", "Float", "float")
@@ -85,8 +102,13 @@ int16 = dtype("int16", np.int16, INTEGRAL, "ShortTensor", "Short", "short int")
 int8 = dtype("int8", np.int8, INTEGRAL, "CharTensor", "Char", "signed char")
 uint8 = dtype("uint8", np.uint8, INTEGRAL, "ByteTensor", "Byte", "unsigned char")
 bool_ = dtype("bool", np.bool_, BOOL, "BoolTensor", "Bool", "bool")
+complex64 = dtype("complex64", np.complex64, COMPLEX, "ComplexFloatTensor", "ComplexFloat",
+                  "c10::complex<float>")
+complex128 = dtype("complex128", np.complex128, COMPLEX, "ComplexDoubleTensor", "ComplexDouble",
+                   "c10::complex<double>")
 
-ALL_DTYPES = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
+ALL_DTYPES = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_, complex64,
+              complex128)
 FROM_NUMPY: dict[np.dtype, dtype] = {d.np_dtype: d for d in ALL_DTYPES}
 
 
@@ -115,6 +137,41 @@ class _BFloat16(dtype):
 # not in ALL_DTYPES: iterating over those must not need the optional ml_dtypes
 bfloat16 = _BFloat16()
 
+
+# Note [complex32 is named, not stored]
+# NumPy has no complex dtype of two float16 halves, and torch's own CPU support of
+# ``complex32`` is experimental (it warns on every allocation and most ops refuse it),
+# so npgrad knows the dtype (its name, promotion, ``to_real``) but refuses to store it:
+# asking for its NumPy dtype raises, as any tensor of it would need one.
+class _Complex32(dtype):
+    """``complex32`` / ``chalf``: named, not held (Note [complex32 is named, not stored])."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self.name = "complex32"
+        self.category = COMPLEX
+        self.is_floating_point = False
+        self.is_complex = True
+        self.is_signed = True
+        self.itemsize = 4
+        self.legacy_type = "ComplexHalfTensor"
+        self.scalar_name = "ComplexHalf"
+        self.cpp_name = "c10::complex<c10::Half>"
+
+    @property  # type: ignore[override]
+    def np_dtype(self) -> np.dtype:
+        raise TypeError("npgrad does not support complex32 (torch.chalf) tensors: NumPy has "
+                        "no complex type of two float16 parts")
+
+
+complex32 = _Complex32()
+_TO_REAL = {"complex64": float32, "complex128": float64, "complex32": float16}
+_TO_COMPLEX = {"float32": complex64, "float64": complex128, "float16": complex32,
+               "bfloat16": complex64}
+_COMPLEX_NP = {np.dtype(np.float32): np.dtype(np.complex64),
+               np.dtype(np.float64): np.dtype(np.complex128)}
+
 _default_float = float32
 
 
@@ -137,6 +194,11 @@ def set_default_dtype(d: dtype) -> None:
     _result_type.cache_clear()
 
 
+def get_default_complex_dtype() -> dtype:
+    """The dtype of tensors made from Python complex numbers (Note [Complex promotion])."""
+    return complex128 if _default_float is float64 else complex64
+
+
 def to_np(d: dtype | None) -> np.dtype | None:
     return None if d is None else d.np_dtype
 
@@ -151,7 +213,9 @@ def from_np(d: np.dtype) -> dtype:
 def category_of_np(d: np.dtype) -> int:
     kind = d.kind
     # "V": bfloat16, the only non-NumPy dtype a tensor can hold (Note [bfloat16 storage])
-    return FLOATING if kind in "fV" else BOOL if kind == "b" else INTEGRAL
+    if kind in "fV":
+        return FLOATING
+    return COMPLEX if kind == "c" else BOOL if kind == "b" else INTEGRAL
 
 
 def scalar_np_dtype(value: Any) -> np.dtype:
@@ -160,7 +224,14 @@ def scalar_np_dtype(value: Any) -> np.dtype:
         return bool_.np_dtype
     if isinstance(value, (builtins.int, np.integer)):
         return int64.np_dtype
+    if isinstance(value, (builtins.complex, np.complexfloating)):
+        return get_default_complex_dtype().np_dtype
     return _default_float.np_dtype
+
+
+def _complex_of(d: np.dtype) -> np.dtype:
+    """The complex NumPy dtype whose parts are of the floating dtype ``d`` (at least float32's)."""
+    return _COMPLEX_NP.get(d, _COMPLEX_NP[np.dtype(np.float32)])
 
 
 def _promote_pair(a: np.dtype | None, b: np.dtype | None) -> np.dtype | None:
@@ -170,6 +241,13 @@ def _promote_pair(a: np.dtype | None, b: np.dtype | None) -> np.dtype | None:
     if b is None or a == b:
         return a
     ca, cb = category_of_np(a), category_of_np(b)
+    if ca == COMPLEX or cb == COMPLEX:  # Note [Complex promotion]
+        if ca == COMPLEX and cb == COMPLEX:
+            return a if a.itemsize >= b.itemsize else b
+        c, other = (a, b) if ca == COMPLEX else (b, a)
+        if category_of_np(other) != FLOATING:
+            return c
+        return _complex_of(_promote_pair(np.dtype(c.char.lower()), other))
     if ca == FLOATING and cb != FLOATING:
         return a
     if cb == FLOATING and ca != FLOATING:
@@ -181,6 +259,18 @@ def _promote_pair(a: np.dtype | None, b: np.dtype | None) -> np.dtype | None:
     return np.promote_types(a, b)
 
 
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """torch's ``promote_types`` on dtype objects (``complex32``, unstorable, included)."""
+    if a is complex32 or b is complex32:
+        other = b if a is complex32 else a
+        if other.category == COMPLEX:
+            return other
+        if other.category == FLOATING and other is not float16:
+            return other.to_complex()
+        return complex32
+    return from_np(_promote_pair(a.np_dtype, b.np_dtype))
+
+
 def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
     """Let a lower tier change the result only if it is of a higher category."""
     if higher is None:
@@ -188,6 +278,10 @@ def _combine(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None
     if lower is None:
         return higher
     ch, cl = category_of_np(higher), category_of_np(lower)
+    if ch == COMPLEX:
+        return higher
+    if cl == COMPLEX:  # Note [Complex promotion]
+        return _complex_of(higher) if ch == FLOATING else lower
     if ch == FLOATING:
         return higher
     if ch == BOOL or cl == FLOATING:
@@ -224,7 +318,7 @@ def result_type_np(operands: tuple) -> np.dtype:
 
 def float_result_np(d: np.dtype) -> np.dtype:
     """Dtype of a floating-only op (exp, sqrt, true division) applied to data of dtype ``d``."""
-    return d if d.kind in "fV" else _default_float.np_dtype
+    return d if d.kind in "fVc" else _default_float.np_dtype
 
 
 # PyTorch's aliases for the same objects.
@@ -234,3 +328,6 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 short = int16
+cfloat = complex64
+cdouble = complex128
+chalf = complex32

@@ -228,11 +228,14 @@ class _Interface:
         self.owner = owner
 
 
-def _array_at(buffer: np.ndarray, byte_offset: int, shape: tuple, strides: tuple) -> np.ndarray:
-    """The array of ``shape``/``strides`` starting ``byte_offset`` bytes into ``buffer``."""
+def _array_at(buffer: np.ndarray, byte_offset: int, shape: tuple, strides: tuple,
+              dtype: np.dtype | None = None) -> np.ndarray:
+    """The array of ``shape``/``strides`` (and ``dtype``, the buffer's by default) starting
+    ``byte_offset`` bytes into ``buffer``."""
     address = buffer.__array_interface__["data"][0] + byte_offset
-    interface = {"shape": tuple(shape), "strides": tuple(strides), "typestr": buffer.dtype.str,
-                 "descr": buffer.dtype.descr, "data": (address, False), "version": 3}
+    dt = buffer.dtype if dtype is None else dtype
+    interface = {"shape": tuple(shape), "strides": tuple(strides), "typestr": dt.str,
+                 "descr": dt.descr, "data": (address, False), "version": 3}
     return np.asarray(_Interface(interface, buffer))
 
 
@@ -253,14 +256,20 @@ def view_tangent(view_data: np.ndarray, source: Any) -> Any:
     start = view_data.__array_interface__["data"][0] - src.__array_interface__["data"][0]
     v_lo, v_hi = _extent(view_data.shape, view_data.strides)
     s_lo, s_hi = _extent(src.shape, src.strides)
-    if v_hi >= v_lo and not (s_lo <= start + v_lo and start + v_hi <= s_hi):
+    if v_hi >= v_lo and not (s_lo <= start + v_lo
+                             and start + v_hi + view_data.itemsize <= s_hi + src.itemsize):
         return None
     from ._tensor import version_counter, wrap
 
+    # a view of other dtype (a complex tensor's real parts, or its real pairs, and back) reads
+    # the same bytes of a tangent of its source's own dtype as of the source
+    retyped = view_data.dtype != src.dtype and tan.dtype == src.dtype
     region = _array_at(tan, start * num // den, view_data.shape,
-                       _scaled(view_data.strides, num, den))
+                       _scaled(view_data.strides, num, den),
+                       view_data.dtype if retyped else None)
     root = tangent if tangent._base is None else tangent._base
-    if tangent._requires_grad and _tls.mode == RECORDING and root._data.flags.c_contiguous:
+    if (tangent._requires_grad and not retyped and _tls.mode == RECORDING
+            and root._data.flags.c_contiguous):
         # A tangent in a graph (reverse over forward): its part is a recorded view of it.
         from ._ops.views import Geometry, as_strided
 

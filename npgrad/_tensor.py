@@ -28,7 +28,7 @@ from . import _dtype
 from ._forward import FW, flush as flush_tangents, install as install_tangent
 from ._mode import _tls, GRAD, INFERENCE, RECORDING
 from ._size import Size
-from ._vmap_mode import VMAP, check_control_flow, check_item
+from ._vmap_mode import VMAP, check_batched_write, check_control_flow, check_item
 from ._storage import (TypedStorage, UntypedStorage, deepcopy_array, root_of, storage_offset,
                        untyped_storage_of, warn_typed_storage)
 from ._ops._shape_util import NO_DIM, wrap_dim
@@ -37,7 +37,7 @@ from .autograd.graph import AccumulateGrad, new_accumulator
 
 
 # What an operator accepts besides a tensor: a Python number (torch's ``Number``).
-_Operand = Union["Tensor", int, float, bool]
+_Operand = Union["Tensor", int, float, bool, complex]
 
 
 class VersionCounter:
@@ -431,7 +431,7 @@ class Tensor:
             raise RuntimeError(LEAF_REQUIRES_GRAD_MSG if not value else
                                "you can only change requires_grad flags of leaf variables.")
         value = bool(value)
-        if value and self._data.dtype.kind not in "fV":  # "V": bfloat16
+        if value and self._data.dtype.kind not in "fVc":  # "V": bfloat16
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = value
@@ -444,7 +444,7 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(LEAF_REQUIRES_GRAD_MSG)
             return self
-        if requires_grad and self._data.dtype.kind not in "fV":  # "V": bfloat16
+        if requires_grad and self._data.dtype.kind not in "fVc":  # "V": bfloat16
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self._vc is INFERENCE_COUNTER and not _tls.mode & INFERENCE:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -636,7 +636,60 @@ class Tensor:
 
     @method_signature("is_complex()")
     def is_complex(self) -> builtins.bool:
+        return self._data.dtype.kind == "c"
+
+    # -- complex numbers (npgrad._ops.complex) ----------------------------------
+    @property
+    def real(self) -> Tensor:
+        return _complex_ops.real(self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        _complex_ops.set_part(self, value, _complex_ops.real)
+
+    @property
+    def imag(self) -> Tensor:
+        return _complex_ops.imag(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        _complex_ops.set_part(self, value, _complex_ops.imag)
+
+    @method_signature("conj()")
+    def conj(self) -> Tensor:
+        return _complex_ops.conj(self)
+
+    @method_signature("conj_physical()")
+    def conj_physical(self) -> Tensor:
+        return _complex_ops.conj_physical(self)
+
+    @method_signature("resolve_conj()")
+    def resolve_conj(self) -> Tensor:
+        return _complex_ops.resolve_conj(self)
+
+    @method_signature("resolve_neg()")
+    def resolve_neg(self) -> Tensor:
+        return self
+
+    @method_signature("is_conj()")
+    def is_conj(self) -> builtins.bool:
+        return _complex_ops.is_conj(self)
+
+    @method_signature("is_neg()")
+    def is_neg(self) -> builtins.bool:
         return False
+
+    @method_signature("angle()")
+    def angle(self) -> Tensor:
+        return _complex_ops.angle(self)
+
+    @method_signature("sgn()")
+    def sgn(self) -> Tensor:
+        return _complex_ops.sgn(self)
+
+    def __complex__(self) -> builtins.complex:
+        self._scalar_warning()
+        return complex(self.item())
 
     def data_ptr(self) -> builtins.int:
         return self._data.__array_interface__["data"][0]
@@ -713,6 +766,7 @@ class Tensor:
         if self._requires_grad and not force and _tls.mode & GRAD:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        _complex_ops.check_numpy(self)
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -729,11 +783,11 @@ class Tensor:
 
     def __float__(self) -> builtins.float:
         self._scalar_warning()
-        return float(self.item())
+        return float(_complex_ops.real_scalar(self.item(), "double"))
 
     def __int__(self) -> builtins.int:
         self._scalar_warning()
-        return int(self.item())
+        return int(_complex_ops.real_scalar(self.item(), "int64_t"))
 
     def __index__(self) -> builtins.int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -937,6 +991,8 @@ class Tensor:
         return getitem(self, index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        if VMAP.depth:
+            check_batched_write(self, value, "copy_", index)
         setitem(self, index, value)
 
     # -- pointwise methods ----------------------------------------------------
@@ -1369,6 +1425,39 @@ class Tensor:
                                f"matrices. Got {self._data.ndim}-D tensor.")
         return transpose(self, -2, -1)
 
+    @property
+    def mH(self) -> Tensor:
+        if self._data.ndim < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of "
+                               f"matrices. Got {self._data.ndim}-D tensor.")
+        return transpose(self, -2, -1).conj()
+
+    @property
+    def H(self) -> Tensor:
+        nd = self._data.ndim
+        if nd == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj(). "
+                          "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                          "TensorShape.cpp:4335.)", UserWarning, stacklevel=2)
+            return self.conj()
+        if nd != 2:
+            hint = " For batches of matrices, consider using tensor.mH" if nd > 2 else ""
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{nd}-D tensor.{hint}")
+        return transpose(self, -2, -1).conj()
+
+    @method_signature("adjoint()")
+    def adjoint(self) -> Tensor:
+        if self._data.ndim == 0:
+            warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj(). "
+                          "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                          "TensorShape.cpp:4390.)", UserWarning, stacklevel=2)
+            return self.conj()
+        if self._data.ndim < 2:
+            raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                               f"matrices. Got {self._data.ndim}-D tensor.")
+        return transpose(self, -2, -1).conj()
+
     # -- shape ------------------------------------------------------------------
     @method_signature("view(ScalarType dtype)",
                       "view(SymIntArrayRef size)")
@@ -1581,6 +1670,8 @@ class Tensor:
         return fill_(self, value)
 
     def copy_(self, src: Tensor, non_blocking: builtins.bool = False) -> Tensor:
+        if VMAP.depth:
+            check_batched_write(self, src, "copy_")
         return copy_(self, src)
 
     @method_signature("masked_fill_(Tensor mask, Tensor value)",
@@ -2312,6 +2403,7 @@ from ._ops import views as _views  # noqa: E402
 from ._ops import view_inplace as _view_inplace  # noqa: E402
 from ._ops import as_strided as _as_strided  # noqa: E402
 from ._ops import sparse as _sparse_ops  # noqa: E402
+from ._ops import complex as _complex_ops  # noqa: E402
 from ._ops.inplace import (  # noqa: E402
     add_, clamp_, copy_, div_, exp_, fill_, floor_divide_, fmod_, masked_fill_, mul_, neg_,
     normal_, pow_, relu_, remainder_, sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,

@@ -106,6 +106,34 @@ class _Formatter:
         return text.rjust(self.width)
 
 
+# Note [How complex numbers print]
+# torch formats a complex tensor's real parts and imaginary parts as two separate real
+# tensors: each gets its own format (fixed, integer-valued or scientific) and width,
+# chosen from its own values.  An element is the real text, then the imaginary text with
+# a "j", stripped of its padding and joined with "+" unless it carries its own sign
+# ("1.+2.j", "1.-2.j", "nan+infj").  A line holds as many elements as fit when each
+# takes both widths, the "j" and the ", " between elements.
+class _ComplexFormatter:
+    """One format for a complex tensor's elements (Note [How complex numbers print])."""
+
+    def __init__(self, values: np.ndarray, precision: int, sci_opt: bool | None) -> None:
+        self.real = _Formatter(np.ascontiguousarray(values.real), precision, sci_opt)
+        self.imag = _Formatter(np.ascontiguousarray(values.imag), precision, sci_opt)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value: Any) -> str:
+        value = complex(value)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        sep = "" if imag[0] in "+-" else "+"
+        return self.real.format(value.real) + sep + imag
+
+
+def _formatter(values: np.ndarray, precision: int, sci_opt: bool | None) -> Any:
+    if values.dtype.kind == "c":
+        return _ComplexFormatter(values, precision, sci_opt)
+    return _Formatter(values, precision, sci_opt)
+
+
 def _summary_values(a: np.ndarray, edge: int) -> np.ndarray:
     """The values that remain visible after summarisation; torch picks the format from these."""
     if a.ndim == 0:
@@ -188,7 +216,7 @@ def format_tensor(data: np.ndarray, *, dtype_name: str | None, suffixes: list[st
             head.append(f"size={tuple(data.shape)}")
         # An empty tensor gives no values to tell int64/bool from float, so
         # torch names every dtype except the default float one.
-        if dtype_name is None and data.dtype in (np.int64, np.bool_):
+        if dtype_name is None and data.dtype.kind in "bic":
             dtype_name = str(data.dtype)
         body = "[]"
     else:
@@ -196,7 +224,7 @@ def format_tensor(data: np.ndarray, *, dtype_name: str | None, suffixes: list[st
             head.append(f"size={tuple(data.shape)}")
         summarize = data.size > opts["threshold"]
         visible = _summary_values(data, opts["edgeitems"]) if summarize else data
-        fmt = _Formatter(visible, opts["precision"], opts["sci_mode"])
+        fmt = _formatter(visible, opts["precision"], opts["sci_mode"])
         body = _body(data, indent, summarize, fmt, opts)
     if dtype_name is not None:
         head.append(f"dtype={_dtype.repr_prefix()}{dtype_name}")
@@ -209,7 +237,8 @@ def tensor_repr(t: Any) -> str:
 
     data = t._data
     dt = _dtype.FROM_NUMPY[data.dtype]
-    shown_by_default = dt is _dtype.get_default_dtype() or dt is _dtype.int64 or dt is _dtype.bool_
+    shown_by_default = (dt is _dtype.get_default_dtype() or dt is _dtype.int64 or dt is _dtype.bool_
+                        or dt is _dtype.get_default_dtype().to_complex())
     suffixes = []
     try:
         grad_fn = t.grad_fn
@@ -238,7 +267,7 @@ def _data_text(data: np.ndarray, indent: int) -> str:
     opts = get_printoptions()
     summarize = data.size > opts["threshold"]
     visible = _summary_values(data, opts["edgeitems"]) if summarize else data
-    return _body(data, indent, summarize, _Formatter(visible, opts["precision"], opts["sci_mode"]),
+    return _body(data, indent, summarize, _formatter(visible, opts["precision"], opts["sci_mode"]),
                  opts)
 
 

@@ -682,9 +682,10 @@ from op_rows_linalg import ROWS as LINALG  # noqa: E402
 from op_rows_vision import ROWS as VISION  # noqa: E402
 from op_rows_nn import ROWS as NN  # noqa: E402
 from op_rows_sampling import ROWS as SAMPLING  # noqa: E402
+from op_rows_complex import ROWS as COMPLEX  # noqa: E402
 
 ROWS: list[OpRow] = (POINTWISE + REDUCTION + SHAPE + LOSS + SPECIAL + MORE_SHAPE + SORTING + LINALG
-                     + VISION + NN + SAMPLING)
+                     + VISION + NN + SAMPLING + COMPLEX)
 
 
 def _check_unique() -> None:

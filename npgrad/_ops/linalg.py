@@ -26,6 +26,7 @@ from .._mode import _tls, RECORDING
 from .._tensor import Tensor, wrap
 from . import checks
 from ._core import BinaryNode, Node, SavedTensor, binary, node_of, record, saved
+from .registry import conjugate_of
 from ._shape_util import broadcast_shapes
 from .shape import (contiguous, expand, reshape, squeeze, squeeze_fresh_, t, unsafe_view,
                     unsqueeze)
@@ -139,8 +140,12 @@ class DotBackward0(_ProductNode):
         return dot(a, b)
 
     def backward(self, grad: Tensor) -> tuple:
-        ga = grad * saved(self, "other") if self.next_functions[0][0] is not None else None
-        gb = grad * saved(self, "self_") if self.next_functions[1][0] is not None else None
+        # complex operands: each gradient takes the other's conjugate (conjugate_of, Note
+        # [Complex gradients by conjugation] in registry.py); so do all the products below
+        ga = (grad * conjugate_of(saved(self, "other"))
+              if self.next_functions[0][0] is not None else None)
+        gb = (grad * conjugate_of(saved(self, "self_"))
+              if self.next_functions[1][0] is not None else None)
         return ga, gb
 
 
@@ -149,6 +154,11 @@ def _matmul_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     as torch's CPU kernels accumulate them (Note [bfloat16 storage] in npgrad._bfloat16)."""
     if a.dtype.kind == "V":
         return _bfloat16.in_float32(np.matmul, a, b)
+    if a.ndim > 2 and a.shape[-1] == 1 and b.ndim > 1 and a.dtype == b.dtype:
+        # a stack of outer products (per-sample weight gradients under vmap): NumPy's
+        # stacked matmul takes a slow loop for an inner size of 1; each element is one
+        # product either way, so the broadcast product is the same numbers
+        return np.multiply(a, b)
     return np.matmul(a, b)
 
 
@@ -174,9 +184,9 @@ class MvBackward0(_ProductNode):
     def backward(self, grad: Tensor) -> tuple:
         ga = gb = None
         if self.next_functions[0][0] is not None:
-            ga = outer(grad, saved(self, "other"))
+            ga = outer(grad, conjugate_of(saved(self, "other")))
         if self.next_functions[1][0] is not None:
-            gb = mv(saved(self, "self_").mT, grad)
+            gb = mv(conjugate_of(saved(self, "self_")).mT, grad)
         return ga, gb
 
 
@@ -208,12 +218,14 @@ def _column_major(strides: tuple, rows: int) -> bool:
 
 
 def _mat1_grad(grad: Tensor, mat2: Tensor, mat1_strides: tuple) -> Tensor:
+    mat2 = conjugate_of(mat2)
     if _column_major(mat1_strides, grad._data.shape[0]):
         return mm(mat2, grad.mT).mT
     return mm(grad, mat2.mT)
 
 
 def _mat2_grad(grad: Tensor, mat1: Tensor, mat2_strides: tuple) -> Tensor:
+    mat1 = conjugate_of(mat1)
     if _column_major(mat2_strides, mat1._data.shape[1]):
         return mm(grad.mT, mat1).mT
     return mm(mat1.mT, grad)
@@ -267,9 +279,9 @@ class BmmBackward0(_ProductNode):
     def backward(self, grad: Tensor) -> tuple:
         ga = gb = None
         if self.next_functions[0][0] is not None:
-            ga = bmm(grad, saved(self, "other").mT)
+            ga = bmm(grad, conjugate_of(saved(self, "other")).mT)
         if self.next_functions[1][0] is not None:
-            gb = bmm(saved(self, "self_").mT, grad)
+            gb = bmm(conjugate_of(saved(self, "self_")).mT, grad)
         return ga, gb
 
 
@@ -523,7 +535,7 @@ def _matmul_ops(t1: Tensor, t2: Tensor) -> Tensor:
     if n1 == 2 and n2 == 1:
         return mv(t1, t2)
     if n1 == 1 and n2 == 2:
-        return squeeze_fresh_(mm(unsqueeze(t1, 0), t2), t2._data.shape[1:])
+        return squeeze_fresh_(mm(unsqueeze(t1, 0), t2), 0)
     if n1 == 2 and n2 == 2:
         return mm(t1, t2)
     if _should_fold(_Operand.of(t1), _Operand.of(t2)):
@@ -576,11 +588,14 @@ class LinalgCrossBackward0(BinaryNode):
 
     def backward(self, grad: Tensor) -> tuple:
         a, b = saved(self, "self_"), saved(self, "other")
-        ga = linalg_cross(b, grad, dim=self.dim) if self.needs_input_grad(0) else None
-        gb = linalg_cross(grad, a, dim=self.dim) if self.needs_input_grad(1) else None
+        ga = (linalg_cross(conjugate_of(b), grad, dim=self.dim)
+              if self.needs_input_grad(0) else None)
+        gb = (linalg_cross(grad, conjugate_of(a), dim=self.dim)
+              if self.needs_input_grad(1) else None)
         return ga, gb
 
 
+@signature("linalg_cross(Tensor input, Tensor other, *, int64_t dim=-1, Tensor out=None)")
 def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """torch.linalg.cross: the 3-vector cross product along ``dim`` (LinalgCrossBackward0).
 
@@ -653,10 +668,10 @@ class _AddProductNode(Node):
         if self.needs_input_grad(0) and beta != 0:
             gs = _sum_to(grad if beta == 1 else grad * beta, self.self_shape)
         if self.needs_input_grad(1):
-            ga = self.grad_a(grad, saved(self, "b"))
+            ga = self.grad_a(grad, conjugate_of(saved(self, "b")))
             ga = ga if alpha == 1 else ga * alpha
         if self.needs_input_grad(2):
-            gb = self.grad_b(grad, saved(self, "a"))
+            gb = self.grad_b(grad, conjugate_of(saved(self, "a")))
             gb = gb if alpha == 1 else gb * alpha
         return gs, ga, gb
 

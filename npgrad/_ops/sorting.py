@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from .signature import signature
+from .signature import checker, signature
 from .._mode import _tls
 from .._tensor import Tensor, wrap
 from ._core import SavedTensor, UnaryNode, node_of, saved, unary
 from ._shape_util import wrap_dim
+from .registry import refuse_complex
 from .reduction import _EvenlyDistributeNode, _restore, _return_type, _single_dim
 from .shape import Region, ScatterAddBackward0, _place, squeeze_fresh_
 
@@ -122,6 +123,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
     tensor([1, 2, 0])
     """
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((RuntimeError, ' Sort does not support complex dtypes on CPU'), data.dtype)
     d = _single_dim("sort", data.ndim, dim)
     cls = SortBackward0 if stable is _NOT_GIVEN else SortBackward1
     if d is None:
@@ -180,6 +183,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     indices=tensor([1, 2]))
     """
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((RuntimeError, ' topk does not support complex dtypes on CPU'), data.dtype)
     d = _single_dim("topk", data.ndim, dim)
     n = 1 if d is None else data.shape[d]
     if not 0 <= k <= n:
@@ -224,6 +229,9 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     tensor(3.)
     """
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((NotImplementedError, '"kthvalue_cpu" not implemented for \'{dtype}\''),
+                       data.dtype)
     d = wrap_dim(dim, data.ndim)
     n = data.shape[d] if data.ndim else 1
     if not 1 <= k <= n:
@@ -284,6 +292,9 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
 
 def _median(op: str, input: Tensor, dim: Any, keepdim: bool, nan_skip: bool) -> Any:
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((NotImplementedError, '"median_cpu" not implemented for \'{dtype}\''),
+                       data.dtype)
     if dim is None:
         if data.size == 0:
             out = np.asarray(np.nan, dtype=data.dtype)
@@ -332,6 +343,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     indices=tensor(3))
     """
     data = input._data
+    if data.dtype.kind == "c":  # no complex kernel in torch
+        refuse_complex((NotImplementedError, '"mode_cpu" not implemented for \'{dtype}\''),
+                       data.dtype)
     d = _single_dim("mode", data.ndim, dim)
     if d is None:
         return _finish_pair(ModeBackward0, return_type_mode, input, data.copy(),
@@ -378,6 +392,12 @@ class UniqueDimBackward0(_NoDerivative):
     aten_name = "unique_dim"
 
 
+_UNIQUE2 = checker("_unique2(Tensor input, bool sorted=True, bool return_inverse=False, "
+                   "bool return_counts=False)")
+_UNIQUE_DIM = checker("unique_dim(Tensor input, int64_t dim, bool sorted=True, "
+                      "bool return_inverse=False, bool return_counts=False)")
+
+
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: int | None = None) -> Any:
     """The distinct elements (or slices along ``dim``), sorted, with the inverse map and counts
@@ -387,6 +407,13 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     >>> npgrad.unique(npgrad.tensor([3, 1, 3]), return_counts=True)
     (tensor([1, 3]), tensor([1, 2]))
     """
+    # torch.unique is Python: it calls one of these C ops with the flags as keywords
+    if dim is not None:
+        _UNIQUE_DIM(input, dim, sorted=sorted, return_inverse=return_inverse,
+                    return_counts=return_counts)
+    else:
+        _UNIQUE2(input, sorted=sorted, return_inverse=return_inverse,
+                 return_counts=return_counts)
     data = input._data
     if dim is None:
         values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True,
@@ -576,8 +603,10 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Any, keepdim: bool, interpola
         shape = (qs.size,) + tuple(kept)
     else:
         shape = tuple(kept)
-    # torch's last step is an in-place squeeze_ of this fresh result (SqueezeBackward4)
-    return squeeze_fresh_(out, shape)
+    # torch's last step is an in-place squeeze_(-1) of this fresh result (SqueezeBackward4)
+    if out._data.shape != shape + (1,):
+        out = reshape(out, shape + (1,))
+    return squeeze_fresh_(out, -1)
 
 
 @signature("quantile(Tensor input, Tensor q, int64_t? dim=None, bool keepdim=False, *, "

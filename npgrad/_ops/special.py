@@ -25,7 +25,7 @@ from .activation import erf  # noqa: F401 - torch.erf: the op lives with gelu, w
 from .inplace import apply_inplace
 from .pointwise import (EXPM1, LOG1P, SIGMOID, PointwiseBinaryNode, PointwiseNode, _unary_float,
                         cos, exp, isfinite, log, logical_or, masked_fill, rsqrt, sin, where)
-from .registry import Pointwise, PointwiseBinary
+from .registry import Pointwise, PointwiseBinary, conjugate_of
 from .signature import signature
 
 _LN2 = math.log(2.0)
@@ -472,9 +472,10 @@ class AddcmulBackward0(Node):
     def backward(self, grad: Tensor) -> tuple:
         needs = [edge[0] is not None for edge in self.next_functions]
         v = self.value
+        v = conjugate_of(v)  # complex: the others' conjugates (Note [Complex gradients ...])
         return (grad if needs[0] else None,
-                grad * saved(self, "tensor2") * v if needs[1] else None,
-                grad * saved(self, "tensor1") * v if needs[2] else None)
+                grad * conjugate_of(saved(self, "tensor2")) * v if needs[1] else None,
+                grad * conjugate_of(saved(self, "tensor1")) * v if needs[2] else None)
 
 
 @signature("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, "
@@ -520,9 +521,10 @@ class AddcdivBackward0(Node):
         needs = [edge[0] is not None for edge in self.next_functions]
         v = self.value
         t2 = saved(self, "tensor2")
+        c = conjugate_of  # complex: the conjugated derivatives (Note [Complex gradients ...])
         return (grad if needs[0] else None,
-                grad * (v / t2) if needs[1] else None,
-                -grad * (saved(self, "tensor1") * v / (t2 * t2)) if needs[2] else None)
+                grad * c(v / t2) if needs[1] else None,
+                -grad * c(saved(self, "tensor1") * v / (t2 * t2)) if needs[2] else None)
 
 
 @signature("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, "

@@ -40,6 +40,9 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
         if g is None:
             if out._requires_grad and out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._requires_grad and out._data.dtype.kind == "c":
+                raise RuntimeError("grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}")
             g = ones_like(out, dtype=None) if out._requires_grad else None
         elif isinstance(g, Tensor):
             if g._data.shape != out._data.shape:

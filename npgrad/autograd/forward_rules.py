@@ -13,7 +13,10 @@ backward rule, and gets the forward rule from it:
   when its inputs require grad.
 * ``transposed_backward_jvp`` (every other op): with ``g`` a free variable,
   ``s(g) = sum_i <J_i^T g, t_i> = <g, sum_i J_i t_i>``, so the tangent is the
-  gradient of ``s`` with respect to ``g``.  The backward rule is linear in
+  gradient of ``s`` with respect to ``g``.  With complex numbers the backward
+  rule gives ``J^H g`` and the pairing is the real one, ``Re(sum(conj(a) * b))``:
+  its gradient in a complex ``g`` (Note [Gradients of complex inputs] in
+  npgrad._ops.complex) is again ``J t``.  The backward rule is linear in
   ``g`` and written in npgrad's own ops, so one reverse pass through it (the
   same machinery as double backward) gives the exact product, for every op,
   at the price of recording the rule once.
@@ -47,7 +50,13 @@ def elementwise_jvp(node: Any, tangents: list) -> list:
             continue
         if tuple(tangent._data.shape) != tuple(shape):
             tangent = tangent.expand(shape)
-        part = node.backward(tangent)[i]
+        if dtype.kind == "c":
+            # backward multiplies by the conjugated derivative (Note [Gradients of complex
+            # inputs] in npgrad._ops.complex): conjugating around it gives J t
+            part = node.backward(tangent.conj())[i]
+            part = None if part is None else part.conj()
+        else:
+            part = node.backward(tangent)[i]
         if part is None:
             continue
         total = part if total is None else total + part
@@ -75,7 +84,12 @@ def transposed_backward_jvp(node: Any, tangents: list) -> list:
                 continue
             if g._data.shape != tangent._data.shape:
                 g = sum_to_size(g, tangent._data.shape)
-            term = (g * tangent).sum()
+            if g._data.dtype.kind == "c" or tangent._data.dtype.kind == "c":
+                # complex: the real inner product Re(sum(conj(J^H g) * t)) = Re(<g, J t>),
+                # whose gradient in g (torch's convention) is J t itself
+                term = (g.conj() * tangent).sum().real
+            else:
+                term = (g * tangent).sum()
             total = term if total is None else total + term
         if total is None or not total._requires_grad:  # the rule ignores g: a zero derivative
             return [_zeros(shape, dtype) for shape, dtype in node._out_meta]

@@ -29,6 +29,17 @@ Note [What differs from torch here]
   * ``check_forward_ad=True`` compares the Jacobian that forward-mode AD
     (``npgrad.autograd.forward_ad``) builds, one tangent per input element,
     with the finite differences, as torch's slow mode does.
+
+Note [Complex gradcheck]
+As torch's, the check of a function with complex outputs is two checks of real
+functions: the imaginary parts of the complex outputs first (messages start "While
+considering the imaginary part of complex outputs only, "), then the real parts.
+With real outputs, a complex input element's numerical row is the conjugate
+Wirtinger derivative ``ds/dx + i ds/dy`` (times two): one central difference along
+the real part and one along the imaginary part, which is exactly the gradient that
+backward gives for a one-hot real ``grad_output`` (Note [Gradients of complex
+inputs] in npgrad._ops.complex).  Forward mode checks functions of the real and of
+the imaginary parts of complex inputs (the other part held), as torch's does.
 """
 from __future__ import annotations
 
@@ -168,18 +179,24 @@ def _numerical_jacobians(func: Callable, inputs: tuple, func_out: tuple, eps: fl
         if not (_is_tensor(inp) and inp.requires_grad):
             continue
         data = inp._data  # written in place, like torch's ``.data``: no version bump
-        per_output = [np.zeros((data.size, func_out[k]._data.size), dtype=func_out[k]._data.dtype)
+        is_complex = data.dtype.kind == "c"
+        per_output = [np.zeros((data.size, func_out[k]._data.size),
+                               dtype=np.result_type(func_out[k]._data.dtype, data.dtype))
                       for k in float_positions]
         for row, idx in enumerate(np.ndindex(*data.shape)):
             orig = data[idx].copy()
-            data[idx] = orig - eps
-            minus = _output_arrays(func, inputs)
-            data[idx] = orig + eps
-            plus = _output_arrays(func, inputs)
-            data[idx] = orig
-            for jac, k in zip(per_output, float_positions):
-                _check_same_dtype_and_shape(minus[k], plus[k], eps, idx)
-                jac[row] = ((plus[k] - minus[k]) / (2 * eps)).reshape(-1)
+            # Note [Complex gradcheck]: a complex element moves along both of its parts
+            for step, weight in ((eps, 1), (eps * 1j, 1j)) if is_complex else ((eps, 1),):
+                data[idx] = orig - step
+                minus = _output_arrays(func, inputs)
+                data[idx] = orig + step
+                plus = _output_arrays(func, inputs)
+                data[idx] = orig
+                for jac, k in zip(per_output, float_positions):
+                    _check_same_dtype_and_shape(minus[k], plus[k], eps, idx)
+                    if is_complex and minus[k].dtype.kind == "c":
+                        raise AssertionError("Expected ds_dx to be real-valued, not complex")
+                    jac[row] += weight * ((plus[k] - minus[k]) / (2 * eps)).reshape(-1)
         jacobians.append(per_output)
     return jacobians
 
@@ -257,9 +274,17 @@ def _analytical_jacobians(inputs: tuple, output: Any, nondet_tol: float,
 
 
 def _mismatch_message(analytical: np.ndarray, numerical: np.ndarray, output_idx: int,
-                      input_idx: int, forward: bool = False) -> str:
+                      input_idx: int, forward: bool = False, complex_part: Any = None) -> str:
+    """torch's message; ``complex_part``: ``(part, complex indices)`` when checking one part
+    of complex outputs (backward) or inputs (forward) (Note [Complex gradcheck])."""
+    prefix = ""
+    if complex_part is not None:
+        part, indices = complex_part
+        if (input_idx if forward else output_idx) in indices:
+            element = "inputs" if forward else "outputs"
+            prefix = f"While considering the {part} part of complex {element} only, "
     mode = "computed with forward mode " if forward else ""
-    return (f"Jacobian {mode}mismatch for output {output_idx:d} with respect to input "
+    return (f"{prefix}Jacobian {mode}mismatch for output {output_idx:d} with respect to input "
             f"{input_idx:d},\nnumerical:{_show(numerical)}\nanalytical:{_show(analytical)}\n")
 
 
@@ -332,7 +357,7 @@ def _check_no_differentiable_outputs(func: Callable, inputs: tuple, func_out: tu
 
 def _slow_gradcheck(func: Callable, func_out: tuple, inputs: tuple, outputs: tuple, eps: float,
                     rtol: float, atol: float, check_grad_dtypes: bool, nondet_tol: float,
-                    use_forward_ad: bool = False) -> None:
+                    use_forward_ad: bool = False, complex_part: Any = None) -> None:
     if not outputs:
         _check_no_differentiable_outputs(func, inputs, func_out, eps)
         return
@@ -348,13 +373,78 @@ def _slow_gradcheck(func: Callable, func_out: tuple, inputs: tuple, outputs: tup
             for j, n in enumerate(per_input):
                 a = forward[j][i]
                 if not _allclose(a, n, rtol, atol):
-                    raise GradcheckError(_mismatch_message(a, n, i, j, forward=True))
+                    raise GradcheckError(_mismatch_message(a, n, i, j, forward=True,
+                                                           complex_part=complex_part))
         return
     for i, o in enumerate(outputs):
         analytical = _analytical_jacobians(inputs, o, nondet_tol, check_grad_dtypes)
         for j, (a, n) in enumerate(zip(analytical, numerical[i])):
             if not _allclose(a, n, rtol, atol):
-                raise GradcheckError(_mismatch_message(a, n, i, j))
+                raise GradcheckError(_mismatch_message(a, n, i, j, complex_part=complex_part))
+
+
+def _complex_parts_of_outputs(func: Callable) -> tuple:
+    """``real(func)`` and ``imag(func)``: func with its complex outputs' parts taken
+    (Note [Complex gradcheck])."""
+    def with_part(part: str) -> Callable:
+        def wrapped(*inputs: Any) -> tuple:
+            return tuple(getattr(o, part) if _is_tensor(o) and o.is_complex() else o
+                         for o in _as_tuple(func(*inputs)))
+        return wrapped
+    return with_part("real"), with_part("imag")
+
+
+def _complex_parts_of_inputs(func: Callable, indices: list, inputs: tuple) -> tuple:
+    """Functions of the real parts and of the imaginary parts of the complex inputs at
+    ``indices``, the other part held at its value in ``inputs``."""
+    def with_part(rebuild: Callable) -> Callable:
+        def wrapped(*args: Any) -> tuple:
+            new = list(args)
+            for k in indices:
+                new[k] = rebuild(new[k], inputs[k])
+            return _as_tuple(func(*new))
+        return wrapped
+    return (with_part(lambda x, orig: x + orig.imag * 1j),
+            with_part(lambda y, orig: orig.real + y * 1j))
+
+
+def _gradcheck_real_imag(func: Callable, func_out: tuple, inputs: tuple, outputs: tuple,
+                         eps: float, rtol: float, atol: float, check_grad_dtypes: bool,
+                         nondet_tol: float, use_forward_ad: bool) -> None:
+    """The slow check, split into real checks where complex numbers appear (Note [Complex
+    gradcheck])."""
+    if not use_forward_ad:
+        complex_outs = [i for i, o in enumerate(outputs) if o.is_complex()]
+        if not any(_is_tensor(o) and o.is_complex() for o in func_out):
+            _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol,
+                            check_grad_dtypes, nondet_tol)
+            return
+        real_fn, imag_fn = _complex_parts_of_outputs(func)
+        for fn, part in ((imag_fn, "imaginary"), (real_fn, "real")):
+            out = _as_tuple(fn(*inputs))
+            _slow_gradcheck(fn, out, inputs, _differentiable_outputs(out), eps, rtol, atol,
+                            check_grad_dtypes, nondet_tol, complex_part=(part, complex_outs))
+        return
+    complex_ins = [i for i, t in enumerate(inputs) if _is_tensor(t) and t.is_complex()]
+    if not complex_ins:
+        _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
+                        nondet_tol, use_forward_ad=True)
+        return
+    real_fn, imag_fn = _complex_parts_of_inputs(func, complex_ins, inputs)
+    for fn, part, take in ((imag_fn, "imaginary", "imag"), (real_fn, "real", "real")):
+        parts = tuple(_part_leaf(t, take) if k in complex_ins else t
+                      for k, t in enumerate(inputs))
+        out = _as_tuple(fn(*parts))
+        _slow_gradcheck(fn, out, parts, _differentiable_outputs(out), eps, rtol, atol,
+                        check_grad_dtypes, nondet_tol, use_forward_ad=True,
+                        complex_part=(part, complex_ins))
+
+
+def _part_leaf(t: Any, part: str) -> Any:
+    """A complex input's real or imaginary part as a fresh leaf requiring grad as ``t`` does."""
+    from .._creation import _leaf
+
+    return _leaf(np.ascontiguousarray(getattr(t._data, part)), t.requires_grad)
 
 
 # -- properties of the backward ---------------------------------------------------------------
@@ -481,11 +571,11 @@ def _gradcheck_helper(func: Callable, inputs: Any, eps: float, atol: float, rtol
     func_out = _as_tuple(func(*tupled_inputs))
     outputs = _differentiable_outputs(func_out)
     if check_backward_ad:
-        _slow_gradcheck(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
-                        check_grad_dtypes, nondet_tol)
+        _gradcheck_real_imag(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
+                             check_grad_dtypes, nondet_tol, use_forward_ad=False)
     if check_forward_ad:
-        _slow_gradcheck(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
-                        check_grad_dtypes, nondet_tol, use_forward_ad=True)
+        _gradcheck_real_imag(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
+                             check_grad_dtypes, nondet_tol, use_forward_ad=True)
         if check_undefined_grad:
             _check_undefined_forward(func, tupled_inputs)
     if not check_backward_ad:
@@ -542,7 +632,12 @@ def _random_grad_output(output: Any, noncontiguous: bool) -> Any:
     from .._creation import _leaf, rand
 
     dt = output.dtype if output._data.dtype.kind in "fc" else _dtype.float64
-    data = np.asarray(rand(tuple(output._data.shape), dtype=dt)._data * 2 - 1, dtype=dt.np_dtype)
+    if dt.is_complex:  # both parts uniform in [-1, 1)
+        pairs = rand(tuple(output._data.shape) + (2,), dtype=dt.to_real())._data * 2 - 1
+        data = np.ascontiguousarray(pairs).view(dt.np_dtype)[..., 0]
+    else:
+        data = np.asarray(rand(tuple(output._data.shape), dtype=dt)._data * 2 - 1,
+                          dtype=dt.np_dtype)
     if noncontiguous and data.size > 1:
         wide = np.repeat(data, 2, axis=-1)
         data = wide[..., ::2]

@@ -80,6 +80,14 @@ def fit_to_meta(grad: Any, meta: tuple) -> Any:
 
         grad = sum_to_size(grad, shape)
     if grad._data.dtype != dtype:
+        if grad._data.dtype.kind == "c" and dtype.kind != "c":
+            # a real input takes the real part (Note [Gradients of complex inputs] in
+            # npgrad._ops.complex): torch's handle_r_to_c
+            from .._ops.complex import real
+
+            grad = real(grad)
+            if grad._data.dtype == dtype:
+                return grad
         from .._ops.shape import to
         from .. import _dtype
 
@@ -160,7 +168,6 @@ class NodeHooks:
 _TORCH_SAVED_NAMES: dict[str, dict[str, str]] = {
     "MmBackward0": {"mat2": "other"},
     "BmmBackward0": {"mat2": "other"},
-    "PowBackward1": {"exponent": "other"},
 }
 _NODE_BASE_SLOTS = frozenset(("next_functions", "_out_meta", "_seq", "_hooks", "_anomaly_trace",
                               "_released", "_view_version", "__weakref__"))
@@ -179,13 +186,16 @@ def _add_saved_attributes(cls: type) -> None:
             if f not in fields:
                 fields.append(f)
     names = {f.rstrip("_"): f for f in fields if f.rstrip("_")}
-    names.update({n[:-5] + "sym_sizes": f for n, f in names.items() if n.endswith("_sizes")})
+    names.update({n[:-5] + "sym_sizes": f for n, f in names.items()
+                  if n.endswith("_sizes") and not n.endswith("_sym_sizes")})
     names.update(_TORCH_SAVED_NAMES.get(cls.__name__, {}))
     # Pointwise nodes declare which of ``self_`` / ``result`` they save; the other one
     # is not an attribute of theirs (as in torch).
     absent = [name for flag, name in (("saves_self", "self"), ("saves_result", "result"))
               if getattr(cls, flag, None) is False]
     for name in absent:
+        if names.get(name, name + "_") not in ("self_", "result"):
+            continue  # a kept parameter of that name (PowBackward2's ``self``, the base)
         names.pop(name, None)
         for prefix in ("_saved_", "_raw_saved_"):
             if hasattr(cls, prefix + name):
@@ -304,12 +314,16 @@ class Node:
         self._released = True
         for field in self._saved_fields:
             saved = getattr(self, field, None)
-            if saved is None:
+            if saved is None or saved is RELEASED:
                 continue
-            if type(saved) is SavedTensor or isinstance(saved, SavedTensor):
+            kind = type(saved)
+            if kind is SavedTensor:
+                saved._released = True          # SavedTensor.release, inline
+                saved._tensor = saved._data = saved._packed = None
+            elif kind is float or kind is int or isinstance(saved, (int, float, complex)):
+                setattr(self, field, RELEASED)  # a number saved bare (see save_value)
+            elif isinstance(saved, SavedTensor):
                 saved.release()
-            elif isinstance(saved, (int, float)):  # a number saved bare (see save_value)
-                setattr(self, field, RELEASED)
 
     # -- hooks -------------------------------------------------------------
     def _get_hooks(self) -> NodeHooks:

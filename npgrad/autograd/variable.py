@@ -49,6 +49,6 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         requires_grad = bool(params.get("requires_grad", False))
-        if requires_grad and data._data.dtype.kind != "f":
+        if requires_grad and data._data.dtype.kind not in "fc":
             raise RuntimeError(FACTORY_GRAD_MSG)
         return data.detach().requires_grad_(requires_grad)
