@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from . import _dtype
 from ._dtype import (bool_ as bool, double, float, float16, float32, float64,  # noqa: A001
                      get_default_dtype, half, int, int8, int16, int32, int64, long, short,
-                     set_default_dtype, uint8)
+                     set_default_dtype, uint8, complex32, complex64, complex128, cfloat,
+                     cdouble, chalf)
 from ._dtype import dtype  # noqa: F401
 from ._device import device  # noqa: F401
 from ._size import Size  # noqa: F401
@@ -31,6 +32,10 @@ from ._creation import (  # noqa: F401
     rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like,
 )
 from ._random import get_rng_state, set_rng_state  # noqa: F401
+from ._ops.complex import (  # noqa: F401
+    angle, complex, conj, conj_physical, imag, is_conj, polar, real, resolve_conj, sgn,
+    view_as_complex, view_as_real,
+)
 from ._ops.pointwise import (  # noqa: F401
     abs, absolute, add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil,
     clamp, clamp_max, clamp_min, clip, cos, div, divide, eq, equal, exp, expm1, floor,
@@ -127,14 +132,24 @@ from . import sparse  # noqa: E402,F401
 __version__ = "0.1.0"
 
 
+@signature("is_inference(Tensor input)")
 def is_inference(input: Tensor) -> builtins.bool:  # noqa: A002
     return input.is_inference()
 
 
+@signature("is_floating_point(Tensor input)")
 def is_floating_point(input: Tensor) -> builtins.bool:  # noqa: A002
     return input.is_floating_point()
 
 
+@signature("is_complex(Tensor input)")
+def is_complex(input: Tensor) -> builtins.bool:  # noqa: A002
+    return input.is_complex()
+
+
+@signature("result_type(Tensor tensor, Tensor other)", "result_type(Scalar scalar, Tensor tensor)",
+           "result_type(Tensor tensor, Scalar other)",
+           "result_type(Scalar scalar1, Scalar scalar2)")
 def result_type(tensor1: Any, tensor2: Any) -> _dtype.dtype:
     from ._ops._core import as_array
 
@@ -142,7 +157,7 @@ def result_type(tensor1: Any, tensor2: Any) -> _dtype.dtype:
 
 
 def promote_types(type1: _dtype.dtype, type2: _dtype.dtype) -> _dtype.dtype:
-    return _dtype.from_np(_dtype._promote_pair(type1.np_dtype, type2.np_dtype))
+    return _dtype.promote_types(type1, type2)
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "utils", "demo", "cuda", "backends", "testing", "special",
@@ -229,6 +244,9 @@ __all__ = [
     'bfloat16', 'BFloat16Tensor', 'bincount', 'bitwise_and', 'bitwise_not', 'bitwise_or',
     'bitwise_xor', 'block_diag', 'bmm', 'bool', 'BoolTensor', 'broadcast_tensors',
     'broadcast_to', 'ByteTensor', 'cartesian_prod', 'cat', 'cdist', 'ceil', 'celu', 'celu_',
+    'cdouble', 'cfloat', 'chalf', 'complex32', 'complex64', 'complex128', 'angle', 'complex',
+    'conj', 'conj_physical', 'imag', 'is_complex', 'is_conj', 'polar', 'real', 'resolve_conj',
+    'sgn', 'view_as_complex', 'view_as_real',
     'CharTensor', 'cholesky', 'cholesky_solve', 'chunk', 'clamp', 'clamp_max', 'clamp_min',
     'clip', 'clone', 'column_stack', 'combinations', 'concat', 'concatenate', 'cos', 'cosh',
     'cosh_', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum',

@@ -18,7 +18,8 @@ from ._random import (Generator, default_generator, get_generator, get_rng_state
                       initial_seed, manual_seed, seed, set_rng_state)
 from ._ops._core import NotImplementedBackward
 from ._ops._shape_util import parse_shape
-from ._ops.allocation import allocate, check_new_sizes, check_nonnegative, check_numel, wrap_int64
+from ._ops.allocation import (allocate, check_new_sizes, check_nonnegative, check_numel,
+                               sizes_str, wrap_int64)
 from ._ops._core import check_int_scalar
 from ._tensor import INFERENCE_COUNTER, Tensor, _make
 from .autograd.graph import Node
@@ -28,7 +29,7 @@ FACTORY_GRAD_MSG = "Only Tensors of floating point and complex dtype can require
 
 
 def _leaf(data: np.ndarray, requires_grad: bool = False) -> Tensor:
-    if requires_grad and data.dtype.kind not in "fV":  # "V": bfloat16
+    if requires_grad and data.dtype.kind not in "fVc":  # "V": bfloat16
         raise RuntimeError(FACTORY_GRAD_MSG)
     vc = INFERENCE_COUNTER if _tls.mode & INFERENCE else None
     return _make(Tensor, data, None, bool(requires_grad), vc)
@@ -49,8 +50,8 @@ def _np_dtype(dtype: Any) -> np.dtype | None:
 
 
 def _infer_np_dtype(data: Any) -> np.dtype:
-    """torch's dtype for nested Python data: bool < int64 < default float."""
-    kind = 0  # 0 bool, 1 int, 2 float
+    """torch's dtype for nested Python data: bool < int64 < default float < default complex."""
+    kind = 0  # 0 bool, 1 int, 2 float, 3 complex
     stack = [data]
     seen_any = False
     while stack:
@@ -60,7 +61,7 @@ def _infer_np_dtype(data: Any) -> np.dtype:
         elif isinstance(x, Tensor):
             seen_any = True
             k = x._data.dtype.kind
-            kind = max(kind, 2 if k == "f" else 1 if k in "iu" else 0)
+            kind = max(kind, 3 if k == "c" else 2 if k == "f" else 1 if k in "iu" else 0)
         else:
             seen_any = True
             if isinstance(x, (bool, np.bool_)):
@@ -69,11 +70,14 @@ def _infer_np_dtype(data: Any) -> np.dtype:
                 kind = max(kind, 1)
             elif x is None:  # NumPy would make it NaN
                 raise RuntimeError("Could not infer dtype of NoneType")
+            elif isinstance(x, (complex, np.complexfloating)):
+                kind = 3
             else:
-                kind = 2
+                kind = max(kind, 2)
     if not seen_any:
         return _dtype.get_default_dtype().np_dtype
-    return (_dtype.bool_, _dtype.int64, _dtype.get_default_dtype())[kind].np_dtype
+    return (_dtype.bool_, _dtype.int64, _dtype.get_default_dtype(),
+            _dtype.get_default_complex_dtype())[kind].np_dtype
 
 
 def _check_none(data: Any, np_dt: np.dtype) -> None:
@@ -88,6 +92,10 @@ def _check_none(data: Any, np_dt: np.dtype) -> None:
             if np_dt.kind in "biu":
                 raise TypeError("'NoneType' object cannot be interpreted as an integer")
             raise TypeError("must be real number, not NoneType")
+        elif isinstance(x, complex) and np_dt.kind != "c":  # NumPy would drop the imaginary part
+            if np_dt.kind in "biu":
+                raise TypeError("'complex' object cannot be interpreted as an integer")
+            raise TypeError("must be real number, not complex")
 
 
 def _check_ragged(data: Any, dim: int = 0) -> None:
@@ -277,6 +285,9 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
         is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                      for v in (start, end, step))
         np_dt = _dtype.int64.np_dtype if is_int else _dtype.get_default_dtype().np_dtype
+    if np_dt.kind == "c":
+        raise NotImplementedError(
+            f"\"arange_cpu\" not implemented for '{_dtype.from_np(np_dt).scalar_name}'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and end > start):
@@ -380,9 +391,20 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
     shape = tuple(parse_shape(size))
     check_new_sizes(shape, np_dt)
+    if np_dt.kind == "c":
+        return _leaf(_complex_normal(get_generator(generator), shape, np_dt), requires_grad)
     _float_sample_dtype(np_dt, "normal_kernel_cpu")
     values = _sampling.normal(get_generator(generator), math.prod(shape), np_dt, 0.0, 1.0)
     return _leaf(values.reshape(shape), requires_grad)
+
+
+def _complex_normal(gen: Any, shape: tuple, np_dt: np.dtype) -> np.ndarray:
+    """torch's complex ``randn``: the real and imaginary parts, interleaved, are one draw of
+    twice as many real normals with standard deviation 1/sqrt(2) (variance 1/2 each, 1 in
+    all), in the parts' dtype."""
+    real_dt = np.dtype(np_dt.char.lower())
+    values = _sampling.normal(gen, 2 * math.prod(shape), real_dt, 0.0, 1 / math.sqrt(2))
+    return values.view(np_dt).reshape(shape)
 
 
 @signature("randint(SymInt high, SymIntArrayRef size, *, Generator? generator, Tensor out=None, "
@@ -468,6 +490,7 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
+@signature("numel(Tensor input)")
 def numel(input: Tensor) -> int:
     return input._data.size
 
@@ -539,18 +562,66 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
     return tensor(data, dtype=_self_dtype(self, dtype), requires_grad=requires_grad)
 
 
-def _triangle_indices(npfn: Any, row: int, col: int, offset: int, dtype: Any) -> Tensor:
+def _tril_size(row: int, col: int, offset: int) -> int:
+    """torch's element count of the lower triangle, in int64 arithmetic (so a huge ``row``
+    wraps to the negative size torch then refuses)."""
+    if row == 0 or col == 0:
+        return 0
+    first = min(col, 1 + offset) if offset > 0 else int(row + offset > 0)
+    last = max(0, min(col, wrap_int64(row + offset)))
+    rows_all = max(0, min(row, wrap_int64(row + offset)))
+    trapezoid = wrap_int64(last - first + 1)
+    size = wrap_int64((first + last) * trapezoid) >> 1
+    diff = wrap_int64(rows_all - trapezoid)
+    if diff > 0:
+        size = wrap_int64(size + diff * col)
+    return size
+
+
+def _triangle_indices(name: str, row: int, col: int, offset: int, dtype: Any,
+                      upper: bool) -> Tensor:
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
-    rows, cols = npfn(row, offset, col)
+    row, col, offset = int(row), int(col), int(offset)
+    size = (wrap_int64(row * col - _tril_size(row, col, offset - 1)) if upper
+            else _tril_size(row, col, offset))
+    check_nonnegative((2, size))
     np_dt = _np_dtype(dtype) or np.dtype(np.int64)
-    return _leaf(np.stack([rows, cols]).astype(np_dt).reshape(2, -1))
+    out = allocate(np.empty, (2, size), np_dt)  # torch's size and allocation errors first
+    if np_dt != np.int64 and np_dt != np.int32:
+        raise NotImplementedError(f"\"{name}\" not implemented for "
+                                  f"'{_dtype.from_np(np_dt).scalar_name}'")
+    if size:
+        out[0], out[1] = _triangle_coords(row, col, offset, upper)
+    return _leaf(out)
 
 
+def _triangle_coords(row: int, col: int, offset: int, upper: bool) -> tuple:
+    """The coordinates row by row, built from the rows that have entries only (their count
+    is at most the number of entries, so a huge ``row`` with few entries stays cheap)."""
+    if upper:
+        rows = np.arange(0, max(0, min(row, col - offset)), dtype=np.int64)
+        start = np.maximum(rows + offset, 0)
+        count = col - start
+    else:
+        rows = np.arange(min(row, max(0, -offset)), row, dtype=np.int64)
+        start = np.zeros_like(rows)
+        count = np.minimum(rows + offset + 1, col)
+    first = np.cumsum(count) - count
+    cols = np.arange(int(count.sum()), dtype=np.int64) - np.repeat(first - start, count)
+    return np.repeat(rows, count), cols
+
+
+# torch's own signature has ScalarType? dtype=long; an explicit None also means long
+_TRIANGLE = ("(int64_t row, int64_t col, int64_t offset=0, *, ScalarType? dtype=None, "
+             "Layout? layout=None, Device? device=None, bool? pin_memory=None)")
+
+
+@signature("tril_indices" + _TRIANGLE)
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Tensor:
+                 layout: Any = None, pin_memory: Any = None) -> Tensor:
     """The (row, col) coordinates of the lower triangle of a ``row`` x ``col`` matrix, as 2 x N.
 
     >>> import npgrad
@@ -559,14 +630,15 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
             [0, 0, 1]])
     """
     check_device(device)
-    return _triangle_indices(np.tril_indices, row, col, offset, dtype)
+    return _triangle_indices("tril_indices", row, col, offset, dtype, False)
 
 
+@signature("triu_indices" + _TRIANGLE)
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Tensor:
+                 layout: Any = None, pin_memory: Any = None) -> Tensor:
     """The (row, col) coordinates of the upper triangle of a ``row`` x ``col`` matrix, as 2 x N."""
     check_device(device)
-    return _triangle_indices(np.triu_indices, row, col, offset, dtype)
+    return _triangle_indices("triu_indices", row, col, offset, dtype, True)
 
 
 # -- sampling from distributions ----------------------------------------------------------
@@ -1001,6 +1073,29 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,  # noq
     return _leaf(data.reshape(shape), requires_grad)
 
 
+def _strided_storage_size(shape: tuple, strides: tuple, itemsize: int) -> int:
+    """torch's element count of the storage under ``shape``/``strides``, with its unsigned
+    64-bit overflow checks (a negative stride reads as a huge unsigned one, as in torch)."""
+    if 0 in shape:
+        return 0
+    u64 = 2 ** 64
+    size, overflowed = 1, False
+    for n, st in zip(shape, strides):
+        step = (st % u64) * ((n - 1) % u64)
+        overflowed |= step >= u64
+        size += step % u64
+        overflowed |= size >= u64
+        size %= u64
+    nbytes = size * itemsize
+    if overflowed or nbytes >= u64 or nbytes > 2 ** 63 - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={sizes_str(shape)} "
+                           f"and strides={sizes_str(strides)}")
+    return size
+
+
+@signature("empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, "
+           "Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+           "bool? requires_grad=False)")
 def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
                   device: Any = None, requires_grad: bool = False,
                   pin_memory: bool = False) -> Tensor:
@@ -1011,17 +1106,19 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = No
     (1, 2)
     """
     check_device(device)
-    shape, strides = tuple(parse_shape((size,))), tuple(int(s) for s in stride)
+    shape, strides = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(shape) != len(strides):
         raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
                            f"of strides ({len(strides)})")
+    check_nonnegative(shape)
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
-    if 0 in shape:
-        return _leaf(np.zeros(shape, dtype=np_dt), requires_grad)
-    storage = np.zeros(1 + sum((n - 1) * s for n, s in zip(shape, strides)), dtype=np_dt)
+    elements = _strided_storage_size(shape, strides, np_dt.itemsize)
+    if elements == 0:
+        return _leaf(np.zeros(shape, dtype=np_dt), bool(requires_grad))
+    storage = allocate(np.zeros, (elements,), np_dt)
     view = np.lib.stride_tricks.as_strided(
         storage, shape, tuple(s * storage.itemsize for s in strides))
-    return _leaf(view, requires_grad)
+    return _leaf(view, bool(requires_grad))
 
 
 # -- in-place samplers (Tensor.exponential_ ...) -------------------------------------------

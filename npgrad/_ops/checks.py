@@ -76,3 +76,32 @@ def same_dtype_message(names: tuple, dtypes: tuple) -> str:
 def is_floating(d: Any) -> bool:
     """Whether a NumPy dtype is one torch calls floating (half, float, double, bfloat16)."""
     return d.kind == "f" or d.kind == "V"
+
+
+# Note [torch's Python touching a non-Tensor]
+# Where torch's function is plain Python, its first use of an argument decides the error for a
+# non-Tensor: ``target.size()`` in ``F.mse_loss`` gives CPython's "'str' object has no attribute
+# 'size'".  ``python_method`` replays that use on the object itself, so the text (and, for an
+# object that has such an attribute, what calling it raises) is CPython's own.
+
+def python_method(obj: Any, name: str, tensor_cls: type, *args: Any) -> None:
+    """Raise what ``obj.<name>(*args)`` raises when ``obj`` is no Tensor (Note [torch's Python
+    touching a non-Tensor]); a call that works is left to the checks after it."""
+    if not isinstance(obj, tensor_cls):
+        getattr(obj, name)(*args)
+
+
+def check_castable(result: np.dtype, out: np.dtype) -> None:
+    """torch's refusal to write a result of dtype ``result`` into an output of dtype ``out`` of
+    a lower category (float into an integer tensor, an integer into a bool one)."""
+    have: int = _dtype.category_of_np(result)
+    if have > _dtype.category_of_np(out):
+        raise RuntimeError(f"result type {scalar_name(result)} can't be cast to the desired "
+                           f"output type {scalar_name(out)}")
+
+
+def check_output_shape(broadcast: tuple, out: tuple) -> None:
+    """torch's refusal to write a result of the broadcast shape into an output of another."""
+    if broadcast != out:
+        raise RuntimeError(f"output with shape [{', '.join(map(str, out))}] doesn't match the "
+                           f"broadcast shape [{', '.join(map(str, broadcast))}]")

@@ -607,10 +607,8 @@ def _pool_checks(name: str, x: np.ndarray, k: tuple, s: tuple, p: tuple, d: tupl
     if x.ndim not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     if any(v <= 0 for v in k):
-        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got kH: {k[0]} "
-                           f"kW: {k[1]}" if name == "max_pool2d" else
-                           "kernel size should be greater than zero, but got kH: "
-                           f"{k[0]} kW: {k[1]}")
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} "
+                           f"kW: {k[1]}")
     if any(v <= 0 for v in s):
         raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
     if any(pi > ki // 2 for pi, ki in zip(p, k)):
@@ -627,15 +625,42 @@ def _pool_checks(name: str, x: np.ndarray, k: tuple, s: tuple, p: tuple, d: tupl
                            f"({c}x{out[0]}x{out[1]}). Output size is too small")
 
 
+def _max_pool2d_shape_checks(x: np.ndarray, k: tuple, s: tuple, p: tuple, d: tuple) -> None:
+    """torch's first checks of max_pool2d, in its order: the rank, then per dim (H, W) the
+    output-shape computation's zero stride and its pad bound (C division, so a negative kernel
+    fails the bound), then the empty non-batch dims."""
+    if x.ndim not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    for ki, si, pi, di in zip(k, s, p, d):
+        if si == 0:
+            raise RuntimeError("stride should not be zero")
+        effective = (ki - 1) * di + 1
+        if pi > int(effective / 2):
+            raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                               f"pad={pi}, kernel_size={ki} and dilation={di}")
+    if 0 in x.shape[-3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:[{', '.join(map(str, x.shape))}]")
+
+
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """2-d max pooling (grad_fn ``MaxPool2DWithIndicesBackward0``); indices index H*W."""
     x = input._data
     k, s, p, d = _pool_args(kernel_size, stride, padding, dilation)
+    _max_pool2d_shape_checks(x, k, s, p, d)
     h, w = x.shape[-2:]
     out = tuple(_pool_out(n, ki, si, pi, di, ceil_mode)
                 for n, ki, si, pi, di in zip((h, w), k, s, p, d))
     _pool_checks("max_pool2d", x, k, s, p, d, out)
+    if x.dtype.kind == "b":
+        raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
+    if x.size == 0:  # an empty batch: an empty result of the output's shape
+        empty = np.zeros(x.shape[:-2] + out, dtype=x.dtype)
+        res, _ = record(MaxPool2DWithIndicesBackward0, (input,), empty)
+        if return_indices:
+            return res, wrap(np.zeros(empty.shape, dtype=np.int64), _tls.mode)
+        return res
     need = tuple((o - 1) * si + di * (ki - 1) + 1 for o, si, di, ki in zip(out, s, d, k))
     hi = tuple(max(0, nd_ - n - pi) for nd_, n, pi in zip(need, (h, w), p))
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min

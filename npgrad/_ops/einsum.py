@@ -23,6 +23,7 @@ from .._tensor import Tensor
 from .linalg import matmul
 from .reduction import sum as _sum
 from .shape import contiguous, diagonal, expand, permute, reshape, view
+from .signature import batchable, checker
 
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -105,8 +106,28 @@ def _contract(a: Tensor, la: list, b: Tensor, lb: list, keep: set, sizes: dict) 
     return out, batch + left + right
 
 
-def einsum(equation: str, *operands: Any) -> Tensor:
-    """Einstein summation over the subscripts of ``equation`` (Note [How einsum is recorded]).
+_EINSUM = checker("einsum(c10::string_view equation, TensorList tensors, *, "
+                  "IntArrayRef? path=None)")
+
+
+def _subscript(n: Any) -> str:
+    """One label of the sublist format: 0-25 are ``A``-``Z``, 26-51 ``a``-``z``."""
+    if n == Ellipsis:
+        return "..."
+    if 0 <= n < 26:
+        return chr(ord("A") + n)
+    if 26 <= n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range "
+                     "[0, 52)")
+
+
+@batchable  # Note [Batched values] in npgrad.func._batched
+def einsum(*args: Any) -> Tensor:
+    """Einstein summation over the subscripts of an equation (Note [How einsum is recorded]):
+    ``einsum(equation, *operands)``, ``einsum(equation, [operands])`` or the sublist format
+    ``einsum(op1, [0, 1], op2, [1, 2], [0, 2])``, read as torch's Python reads them; the
+    operands are then checked as torch's C op checks them.
 
     >>> import npgrad
     >>> a = npgrad.tensor([[1., 2.], [3., 4.]])
@@ -114,8 +135,21 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     tensor([[ 7., 10.],
             [15., 22.]])
     """
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(args[0], Tensor):
+        equation = ",".join("".join(_subscript(s) for s in sub) for sub in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(_subscript(s) for s in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
+        return einsum(equation, *operands[0])
+    _EINSUM(equation, operands)
     eq = equation.replace(" ", "")
     _check_chars(eq)
     lhs, arrow, rhs = eq.partition("->")

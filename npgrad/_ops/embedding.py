@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor, bump_version
 from ._core import record
 from .conv import _LinearWindowNode
@@ -40,9 +41,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     else:
         padding_idx = -1
     if idx.dtype not in (np.int64, np.int32):
+        # torch prints the legacy type name, or CPU<Name>Type for dtypes that have none
+        kind = _dtype.from_np(idx.dtype)
+        name = input.type() if idx.dtype.kind in "fiu" else f"CPU{kind.scalar_name}Type"
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
-                           f"{input.type()} instead (while checking arguments for embedding)")
+                           f"{name} instead (while checking arguments for embedding)")
+    if idx.size and num == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
     if max_norm is not None:

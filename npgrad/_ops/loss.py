@@ -20,6 +20,7 @@ from .._tensor import Tensor, wrap
 from ._core import Node, SavedTensor, UnaryNode, node_of, record, saved, unary
 from ._shape_util import broadcast_shapes
 from .pointwise import masked_fill
+from .signature import batchable, checker
 from .reduction import log_softmax, sum as sum_
 from .shape import reshape, view
 
@@ -27,8 +28,80 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 def _reduction_check(reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _enum(reduction)
+
+
+def _enum(reduction: Any) -> int:
+    """torch's ``_Reduction.get_enum``: 0 none, 1 mean, 2 sum ("elementwise_mean" is a
+    deprecated spelling of "mean"), else its ValueError."""
+    if reduction == "none":
+        return 0
+    if reduction == "mean":
+        return 1
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", UserWarning, stacklevel=4)
+        return 1
+    if reduction == "sum":
+        return 2
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _enum_of(size_average: Any, reduce: Any, reduction: Any) -> int:
+    """The reduction enum torch's Python passes its C op (``legacy_get_enum`` or
+    ``get_enum``)."""
+    return _enum(_legacy_reduction(size_average, reduce, reduction))
+
+
+_ENUM_NAMES = ("none", "mean", "sum")
+
+
+# Note [Losses as torch's Python writes them]
+# Most of torch's losses are Python functions in torch.nn.functional that touch their arguments
+# (``target.size()``), broadcast them, and call a C op.  Each npgrad loss runs the same steps in
+# the same order -- ``_sizes`` for the ``.size()`` calls, ``broadcast_tensors``' errors, then a
+# ``checker`` with the C op's signature and the arguments torch passes it -- so a bad argument
+# gets torch's error (CPython's AttributeError, or the C parser's TypeError naming the C op and
+# its parameter) before NumPy sees it.  The C ops' strings are torch's Python bindings'.
+_MSE = checker("mse_loss(Tensor input, Tensor target, int64_t reduction=at::Reduction::Mean)")
+_L1 = checker("l1_loss(Tensor input, Tensor target, int64_t reduction=at::Reduction::Mean)")
+_SMOOTH_L1 = checker("smooth_l1_loss(Tensor input, Tensor target, "
+                     "int64_t reduction=at::Reduction::Mean, double beta=1.0)")
+_HUBER = checker("huber_loss(Tensor input, Tensor target, int64_t reduction=at::Reduction::Mean, "
+                 "double delta=1.0)")
+_SOFT_MARGIN = checker("soft_margin_loss(Tensor input, Tensor target, "
+                       "int64_t reduction=at::Reduction::Mean)")
+_BCE = checker("binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, "
+               "int64_t reduction=at::Reduction::Mean)")
+_BCE_LOGITS = checker("binary_cross_entropy_with_logits(Tensor input, Tensor target, "
+                      "Tensor? weight=None, Tensor? pos_weight=None, "
+                      "int64_t reduction=at::Reduction::Mean)")
+_NLL = checker("nll_loss_nd(Tensor input, Tensor target, Tensor? weight=None, "
+               "int64_t reduction=at::Reduction::Mean, SymInt ignore_index=-100)")
+_CROSS_ENTROPY = checker("cross_entropy_loss(Tensor input, Tensor target, Tensor? weight=None, "
+                         "int64_t reduction=at::Reduction::Mean, SymInt ignore_index=-100, "
+                         "double label_smoothing=0.0)")
+_KL_DIV = checker("kl_div(Tensor input, Tensor target, int64_t reduction=at::Reduction::Mean, *, "
+                  "bool log_target=False)")
+_MARGIN_RANKING = checker("margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, "
+                          "double margin=0.0, int64_t reduction=at::Reduction::Mean)")
+_HINGE = checker("hinge_embedding_loss(Tensor input, Tensor target, double margin=1.0, "
+                 "int64_t reduction=at::Reduction::Mean)")
+_COSINE = checker("cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, "
+                  "double margin=0.0, int64_t reduction=at::Reduction::Mean)")
+_TRIPLET = checker("triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, "
+                   "double margin=1.0, double p=2, double eps=1e-06, bool swap=False, "
+                   "int64_t reduction=at::Reduction::Mean)")
+_POISSON = checker("poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, "
+                   "double eps, int64_t reduction)")
+
+
+def _sizes(input: Any, target: Any) -> None:
+    """torch's ``if target.size() != input.size(): warn``: the attribute errors of a non-Tensor
+    (target's first), then the size warning."""
+    checks.python_method(target, "size", Tensor)
+    checks.python_method(input, "size", Tensor)
+    _size_warning(input, target)
 
 
 def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
@@ -59,7 +132,6 @@ def _size_warning(input: Tensor, target: Tensor) -> None:
 
 def _broadcast_pair(input: Tensor, target: Tensor) -> tuple:
     """torch.broadcast_tensors for two operands (expand only the ones that need it)."""
-    from ._shape_util import broadcast_shapes
     from .shape import expand
 
     a, b = input._data.shape, target._data.shape
@@ -100,6 +172,7 @@ def _weighted(loss: Tensor, weight: Tensor, reduction: str) -> Tensor:
 
 
 def _check_weight_size(input: Tensor, weight: Tensor) -> None:
+    checks.python_method(weight, "size", Tensor)
     if weight._data.shape != input._data.shape:
         raise ValueError("Weights and input must have the same size.")
 
@@ -153,34 +226,40 @@ class MseLossBackward0(_PairLossNode):
         return (x - y) * 2.0
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
              reduction: str = "mean", weight: Any = None) -> Tensor:
     """Mean squared error (grad_fn ``MseLossBackward0``)."""
-    _size_warning(input, target)
+    _sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     x, y = _broadcast_pair(input, target)
     if weight is not None:
         _check_weight_size(input, weight)
         return _weighted((x - y) ** 2, weight, reduction)
-    _reduction_check(reduction)
+    enum = _enum(reduction)
+    _MSE(x, y, enum)
+    reduction = _ENUM_NAMES[enum]
     a, b = x._data, y._data
     dt = _dtype.result_type_np((a, b))
     sq = np.square(a.astype(dt, copy=False) - b.astype(dt, copy=False))
     return _pair_loss(MseLossBackward0, x, y, _reduce_np(sq, reduction), reduction)
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
             reduction: str = "mean", weight: Any = None) -> Tensor:
     """Mean absolute error: ``abs(input - target)`` reduced (grad_fn MeanBackward0 / ...)."""
     from .pointwise import abs as abs_
 
-    _size_warning(input, target)
+    _sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     x, y = _broadcast_pair(input, target)
     if weight is not None:
         _check_weight_size(input, weight)
         return _weighted(abs_(x - y), weight, reduction)
-    _reduction_check(reduction)
+    enum = _enum(reduction)
+    _L1(x, y, enum)
+    reduction = _ENUM_NAMES[enum]
     return _reduce(abs_(x - y), reduction)
 
 
@@ -197,15 +276,20 @@ class SmoothL1LossBackward0(_PairLossNode):
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta``, linear above (grad_fn ``SmoothL1LossBackward0``)."""
-    _size_warning(input, target)
+    _sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    x, y = _broadcast_pair(input, target)
+    if beta == 0.0:
+        return l1_loss(x, y, reduction=reduction)
+    enum = _enum(reduction)
+    _SMOOTH_L1(x, y, enum, beta)
+    reduction = _ENUM_NAMES[enum]
+    beta = float(beta)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    if beta == 0.0:
-        return l1_loss(input, target, reduction=reduction)
-    _reduction_check(reduction)
-    x, y = _broadcast_pair(input, target)
-    d = np.abs(x._data - y._data)
+    a, b = x._data, y._data
+    dt = _dtype.result_type_np((a, b))
+    d = np.abs(a.astype(dt, copy=False) - b.astype(dt, copy=False))
     loss = np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).astype(d.dtype, copy=False)
     return _pair_loss(SmoothL1LossBackward0, x, y, _reduce_np(loss, reduction), reduction,
                       beta=beta)
@@ -224,17 +308,28 @@ class HuberLossBackward0(_PairLossNode):
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Any = None) -> Tensor:
     """Quadratic below ``delta``, ``delta``-scaled linear above (grad_fn ``HuberLossBackward0``)."""
-    _size_warning(input, target)
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _sizes(input, target)
     x, y = _broadcast_pair(input, target)
     if weight is not None:
         _check_weight_size(input, weight)
-        _reduction_check(reduction)
-        return _reduce(huber_loss(x, y, "none", delta) * weight, reduction)
-    _reduction_check(reduction)
-    d = np.abs(x._data - y._data)
-    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).astype(d.dtype,
+        weighted = huber_loss(x, y, "none", delta) * weight
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', "
+                             "'mean', 'sum'.")
+        return _reduce(weighted, reduction)
+    enum = _enum(reduction)
+    _HUBER(x, y, enum, delta)
+    reduction = _ENUM_NAMES[enum]
+    delta = float(delta)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    a, b = x._data, y._data
+    # torch's kernel writes into a tensor like ``input``: computed in the promoted dtype, the
+    # result is cast to input's, which an integral or bool input cannot hold
+    dt = _dtype.result_type_np((a, b))
+    checks.check_castable(dt, a.dtype)
+    d = np.abs(a.astype(dt, copy=False) - b.astype(dt, copy=False))
+    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).astype(a.dtype,
                                                                              copy=False)
     return _pair_loss(HuberLossBackward0, x, y, _reduce_np(loss, reduction), reduction,
                       delta=delta)
@@ -267,12 +362,17 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
     """``-w (t log x + (1 - t) log(1 - x))``, logs clamped at -100 (grad_fn ``BinaryCrossEntropyBackward0``)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    enum = _enum_of(size_average, reduce, reduction)
+    reduction = _ENUM_NAMES[enum]
+    checks.python_method(target, "size", Tensor)
+    checks.python_method(input, "size", Tensor)
     if target._data.shape != input._data.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
-    _reduction_check(reduction)
+    if weight is not None:
+        checks.python_method(weight, "size", Tensor)
+    _BCE(input, target, weight, enum)
     x, t = input._data, target._data
     # torch's order (Note [Checks before NumPy] in checks.py): the weight's broadcast, the
     # dtypes, the kernel's dtype, then the values
@@ -336,11 +436,14 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      reduce: Any = None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid and binary cross-entropy in one stable op (grad_fn ``BinaryCrossEntropyWithLogitsBackward0``)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    enum = _enum_of(size_average, reduce, reduction)
+    reduction = _ENUM_NAMES[enum]
+    checks.python_method(target, "size", Tensor)
+    checks.python_method(input, "size", Tensor)
     if target._data.shape != input._data.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    _reduction_check(reduction)
+    _BCE_LOGITS(input, target, weight, pos_weight, enum)
     x, t = input._data, target._data
     # torch's checks (Note [Checks before NumPy] in checks.py): the input's kernel, then the
     # arithmetic on ``target`` (``1 - target``, a result in target's dtype), then the shapes
@@ -547,12 +650,13 @@ def _nll_unweighted(cls: type, input: Tensor, target: Tensor, classes_last: np.n
     return res
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
              ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices (grad_fn ``NllLossBackward0``, or
     ``NllLoss2DBackward0`` for inputs with spatial dims)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _reduction_check(reduction)
+    _NLL(input, target, weight, _enum(reduction), ignore_index)
     x, t = input._data, target._data
     _nll_checks(x, t)
     if x.ndim <= 2:
@@ -584,6 +688,7 @@ def _div_scalar(x: Tensor, other: float) -> Tensor:
     return res
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
@@ -594,11 +699,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     tensor(0.6931)
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _reduction_check(reduction)
+    enum = _enum(reduction)
+    _CROSS_ENTROPY(input, target, weight, enum, ignore_index, label_smoothing)
+    reduction = _ENUM_NAMES[enum]
+    label_smoothing = float(label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     x = input._data
     class_dim = 0 if x.ndim == 1 else 1
+    if x.ndim == 0:  # torch wraps dim 1 as for a 1-d tensor
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     classes = x.shape[class_dim]
     logp = log_softmax(input, class_dim)
     w_view = None
@@ -644,12 +754,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 # -- kl_div and the margin / embedding losses (composed, as torch composes them) ---------------
 
-def _loss_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _reduction_check(reduction)
-    return reduction
-
-
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL divergence of ``target`` from ``exp(input)``: ``xlogy(t, t) - t * input`` (or
@@ -670,7 +774,9 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
                       "the KL div math definition.'mean' will be changed to behave the same as "
                       "'batchmean' in the next major release.", UserWarning, stacklevel=2)
     inner = "sum" if reduction == "batchmean" else reduction
-    _reduction_check(inner)
+    enum = _enum(inner)
+    _KL_DIV(input, target, enum, log_target=log_target)
+    inner = _ENUM_NAMES[enum]
     if input._data.dtype.kind in "biu" or target._data.dtype.kind in "biu":
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
@@ -697,12 +803,18 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     """
     from .pointwise import clamp_min
 
-    reduction = _loss_reduction(size_average, reduce, reduction)
-    n1, n2, nt = input1._data.ndim, input2._data.ndim, target._data.ndim
-    if n1 != n2 or n1 != nt:
+    enum = _enum_of(size_average, reduce, reduction)
+    reduction = _ENUM_NAMES[enum]
+    checks.python_method(input1, "dim", Tensor)
+    checks.python_method(input2, "dim", Tensor)
+    n1, n2 = input1._data.ndim, input2._data.ndim
+    if n1 == n2:
+        checks.python_method(target, "dim", Tensor)
+    if n1 != n2 or n1 != target._data.ndim:
         raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.size()}, input2: {input2.size()}, "
                            f"target: {target.size()} ")
+    _MARGIN_RANKING(input1, input2, target, margin, enum)
     return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
@@ -718,7 +830,9 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     """
     from .pointwise import clamp_min, where
 
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    enum = _enum_of(size_average, reduce, reduction)
+    _HINGE(input, target, margin, enum)
+    reduction = _ENUM_NAMES[enum]
     zeros = wrap(np.zeros_like(input._data), 0)
     output_margin = where(target != 1, clamp_min(margin - input, 0), zeros)
     output_self = where(target != -1, input, zeros)
@@ -741,6 +855,21 @@ class SoftMarginLossBackward0(Node):
         return g, None
 
 
+def _soft_margin_kernel_checks(x: np.ndarray, t: np.ndarray) -> None:
+    """torch's kernel is ``neg(input).mul_(target).exp_().log1p_()``: the negation refuses a
+    bool input, the in-place product a target that does not broadcast into input's shape, and
+    the in-place steps a floating result in an integral input."""
+    if x.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    checks.check_output_shape(broadcast_shapes(x.shape, t.shape), x.shape)
+    promoted = _dtype.result_type_np((x, t))
+    checks.check_castable(promoted, x.dtype)
+    if x.dtype.kind in "iu":  # exp_ of the integral product
+        checks.check_castable(_dtype.float_result_np(x.dtype), x.dtype)
+
+
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, reduced; SoftMarginLossBackward0.
@@ -750,7 +879,10 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
     >>> F.soft_margin_loss(npgrad.tensor([0.]), npgrad.tensor([1.]))
     tensor(0.6931)
     """
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    enum = _enum_of(size_average, reduce, reduction)
+    _SOFT_MARGIN(input, target, enum)
+    reduction = _ENUM_NAMES[enum]
+    _soft_margin_kernel_checks(input._data, target._data)
     if target._requires_grad:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")
@@ -782,7 +914,9 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     from .pointwise import clamp_min, sqrt, where
     from .reduction import sum as sum_
 
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    enum = _enum_of(size_average, reduce, reduction)
+    _COSINE(input1, input2, target, margin, enum)
+    reduction = _ENUM_NAMES[enum]
     d = target._data.ndim
     if d not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -816,9 +950,11 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     from .pointwise import clamp_min, minimum
     from .reduction import pairwise_distance
 
-    reduction = _loss_reduction(size_average, reduce, reduction)
+    enum = _enum_of(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    _TRIPLET(anchor, positive, negative, margin, p, eps, swap, enum)
+    reduction = _ENUM_NAMES[enum]
     a, pos, neg = anchor._data.ndim, positive._data.ndim, negative._data.ndim
     if not a == pos == neg:
         raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
@@ -846,9 +982,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
 
     from .pointwise import exp, log, masked_fill
 
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_name(size_average, reduce)
-    _reduction_check(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction != "none" and reduction != "mean" and reduction != "sum":
+        raise ValueError(reduction + " is not a valid value for reduction")
+    _POISSON(input, target, log_input, full, eps, _enum(reduction))
     if log_input:
         loss = exp(input) - target * input
     else:
@@ -872,14 +1009,21 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any, full: bool = Fals
     import math
 
     from .pointwise import log
+    from .reduction import any as any_
     from .shape import clone, unsqueeze
 
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = var * wrap(np.ones_like(input._data), 0)
+        from .._creation import ones_like
+
+        var = var * ones_like(input)
+    elif not isinstance(var, Tensor):
+        any_(var < 0)  # what torch.any(var < 0) raises for a non-Tensor
     elif (var._data < 0).any():
         raise ValueError("var has negative entry/entries")
+    checks.python_method(var, "size", Tensor)
+    checks.python_method(input, "size", Tensor)
     in_shape, v_shape = input._data.shape, var._data.shape
     if v_shape != in_shape:
         if in_shape[:-1] == v_shape:
@@ -891,6 +1035,9 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any, full: bool = Fals
         raise ValueError(reduction + " is not valid")
     var = clone(var)
     # torch clamps under no_grad: the clamp changes the values, not the gradient path
+    if var._data.dtype.kind in "biu":
+        raise RuntimeError("result type Float can't be cast to the desired output type "
+                           f"{checks.cpp_name(var._data.dtype)}")
     np.maximum(var._data, eps, out=var._data)
     loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .signature import signature
+from .signature import checker, signature
 from .._tensor import Tensor
 from ._core import record
 from .allocation import guarded, wrap_int64
@@ -254,6 +254,31 @@ _MODE_NAMES = {("nearest", 1): "UpsampleNearest1D", ("nearest", 2): "UpsampleNea
                ("bicubic", 2): "UpsampleBicubic2D"}
 
 
+_AREA_CHECK = {1: checker("adaptive_avg_pool1d(Tensor input, IntArrayRef[1] output_size)"),
+               2: checker("adaptive_avg_pool2d(Tensor input, SymIntArrayRef[2] output_size)")}
+_SCALES = {1: "double? scales=None", 2: "double? scales_h=None, double? scales_w=None"}
+
+
+def _upsample_checker(mode: str, dim: int) -> Any:
+    """The C op torch's ``F.interpolate`` calls for ``mode`` on ``dim`` spatial dims, as a
+    signature check of ``(input, output_size, [align_corners,] scale_factors)``."""
+    key = (mode, dim)
+    check = _UPSAMPLE_CHECKS.get(key)
+    if check is None:
+        op = {"nearest": f"upsample_nearest{dim}d", "nearest-exact":
+              f"_upsample_nearest_exact{dim}d"}.get(mode, f"upsample_{mode}{dim}d")
+        corners = "" if mode in ("nearest", "nearest-exact") else "bool align_corners, "
+        check = checker(f"{op}(Tensor input, SymIntArrayRef? output_size, {corners}"
+                        "ArrayRef<double>? scale_factors)",
+                        f"{op}(Tensor input, SymIntArrayRef[{dim}] output_size, {corners}"
+                        f"{_SCALES[dim]}, *, Tensor out=None)")
+        _UPSAMPLE_CHECKS[key] = check
+    return check
+
+
+_UPSAMPLE_CHECKS: dict = {}
+
+
 def _is_integer(v: Any) -> bool:
     return isinstance(v, int) or (isinstance(v, Tensor) and v._data.ndim == 0
                                   and v._data.dtype.kind in "iu")
@@ -275,6 +300,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
+    if not isinstance(input, Tensor):
+        input.dim()  # torch's first use of the input: CPython's AttributeError
     ndim = input._data.ndim
     dim = ndim - 2
     spatial = list(input._data.shape[2:])
@@ -293,9 +320,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
                 raise TypeError(
                     "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
                     f"Tuple[int, int, int], but got size with types {[type(v) for v in size]}")
-            out_size: list | None = [int(v) for v in size]
+            out_size: list | None = list(size)
         else:
-            out_size = [int(size)] * dim
+            out_size = [size] * dim  # torch's list, checked by the C op below
     elif scale_factor is not None:
         out_size = None
         if isinstance(scale_factor, (list, tuple)):
@@ -305,9 +332,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
                     f"but got input with spatial dimensions of {spatial} and scale_factor of "
                     f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
                     "format and scale_factor in (s1, s2, ...,sK) format.")
-            scales = [float(v) for v in scale_factor]
+            scales = list(scale_factor)
         else:
-            scales = [float(scale_factor)] * dim
+            scales = [scale_factor] * dim  # checked by the C op below
     else:
         raise ValueError("either size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:
@@ -323,6 +350,10 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if mode == "area" and out_size is None:  # torch recomputes the size for 'area'
         out_size = [int(n * s) for n, s in zip(spatial, scales)]
     if mode == "area" and ndim in (3, 4):
+        if ndim == 4:
+            _AREA_CHECK[2](input, out_size)
+        else:
+            _AREA_CHECK[1](input, out_size)
         from .conv import adaptive_avg_pool2d
         from .shape import squeeze, unsqueeze
 
@@ -342,6 +373,10 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
             "Input Error: Only 3D, 4D and 5D input Tensors supported"
             f" (got {ndim}D) for the modes: nearest | linear | bilinear | bicubic | trilinear "
             f"| lanczos | area | nearest-exact (got {mode})")
+    corners = () if mode in ("nearest", "nearest-exact") else (align_corners,)
+    _upsample_checker(mode, dim)(input, out_size, *corners, scales)
+    out_size = None if out_size is None else [int(v) for v in out_size]
+    scales = None if scales is None else [float(v) for v in scales]
     if out_size is None:
         out_size = [int(math.floor(n * s)) for n, s in zip(spatial, scales)]
     if any(o <= 0 for o in out_size) or any(n <= 0 for n in spatial):

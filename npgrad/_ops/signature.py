@@ -65,6 +65,7 @@ import numpy as np
 
 from .. import _dtype
 from .._device import device as _device_cls
+from .._vmap_mode import NOT_BATCHED
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -377,7 +378,10 @@ def _ok_tensor_or_number(o: Any) -> bool:
 
 def _is_int_list(obj: Any, size: int) -> tuple[bool, int]:
     if isinstance(obj, (tuple, list)):
-        if not obj or _check_index(obj[0]):
+        first = obj[0] if obj else None
+        if not obj or _check_index(first) or (
+                isinstance(first, _TENSOR) and first._data.size == 1
+                and first._data.dtype.kind in "iub"):  # a one-element integer tensor, any rank
             return True, -1
         return False, 0
     # a single int where the list has a size (``IntArrayRef[1] dim``): an int, or a
@@ -821,6 +825,29 @@ class LazyOverloads:
         return self._overloads
 
 
+# While a vmap runs on batched values anywhere in the process, the dispatcher of
+# npgrad.func._batched (else None): every checked call gives it the first look.
+_vmap_dispatch: Callable[..., Any] | None = None
+
+
+def set_vmap_dispatch(dispatch: Callable[..., Any] | None) -> None:
+    global _vmap_dispatch
+    _vmap_dispatch = dispatch
+
+
+def batchable(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Let the vmap dispatcher see calls of ``fn``, a public op without a signature check
+    (a loss, say): one global read per call while no vmap runs."""
+    @functools.wraps(fn)
+    def entry(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if _vmap_dispatch is not None:
+            out = _vmap_dispatch(entry, fn.__name__, args, kwargs)
+            if out is not NOT_BATCHED:
+                return out  # type: ignore[no-any-return]
+        return fn(*args, **kwargs)
+    return entry
+
+
 def signature(*texts: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """Check a function's arguments against torch's signature strings before it runs.
 
@@ -846,6 +873,10 @@ def signature(*texts: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
 
         @functools.wraps(fn)
         def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            if _vmap_dispatch is not None:  # Note [Batched values] in npgrad.func._batched
+                out = _vmap_dispatch(checked, fn.__name__, args, kwargs)
+                if out is not NOT_BATCHED:
+                    return out  # type: ignore[no-any-return]
             if not fast(args, kwargs):
                 kwargs = match(args, kwargs).canonical(kwargs)  # type: ignore[assignment]
             return fn(*args, **kwargs)
@@ -893,6 +924,10 @@ def method_signature(*texts: str) -> Callable[[Callable[_P, _R]], Callable[_P, _
 
         @functools.wraps(fn)
         def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if _vmap_dispatch is not None:  # Note [Batched values] in npgrad.func._batched
+                out = _vmap_dispatch(checked, fn.__name__, (self, *args), kwargs)
+                if out is not NOT_BATCHED:
+                    return out
             if not fast(args, kwargs):
                 kwargs = match(args, kwargs).canonical(kwargs)
             return fn(self, *args, **kwargs)  # type: ignore[arg-type]
@@ -900,6 +935,28 @@ def method_signature(*texts: str) -> Callable[[Callable[_P, _R]], Callable[_P, _
         checked.__signature_overloads__ = lazy  # type: ignore[attr-defined]
         return checked  # type: ignore[return-value]
     return decorate
+
+
+# Note [Checking a C op called mid-function]
+# Many of torch's public functions are plain Python (``F.mse_loss``, ``F.nll_loss``,
+# ``torch.functional.einsum``): they run a few Python-level checks and then call a C op, whose
+# parser raises the TypeError, worded with the C op's name and parameters
+# (``nll_loss_nd(): argument 'input' (position 1) must be Tensor, not str``).  npgrad's version
+# of such a function calls a ``checker`` built from the C op's strings at the point where
+# torch's Python calls the op, with the arguments torch passes it.
+
+def checker(*texts: str) -> Callable[..., None]:
+    """``check(*args, **kwargs)``: raise torch's TypeError unless the arguments bind to the C
+    op of these signature strings (Note [Checking a C op called mid-function])."""
+    lazy = LazyOverloads(texts)
+
+    def check(*args: Any, **kwargs: Any) -> None:
+        overloads = lazy.get()
+        if not overloads.binds_fast(args, kwargs):
+            overloads.match(args, kwargs)
+
+    check.__signature_overloads__ = lazy  # type: ignore[attr-defined]
+    return check
 
 
 def unchecked(fn: Callable[_P, _R]) -> Callable[_P, _R]:

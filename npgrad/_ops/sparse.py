@@ -742,9 +742,7 @@ def _scaled(cls: type, s: SparseTensor, other: Any, values: np.ndarray) -> Spars
     # torch records the number as a second (wrapped, gradient-less) input
     node = _recorded(cls, (s, None), res)
     if node is not None:
-        node.other = other
-        if cls is MulBackward0:
-            node.self_ = None
+        node.save(s, other, res)  # the entry's save: ``other`` kept, ``self`` not needed
     return res
 
 
@@ -885,9 +883,7 @@ def sum_all(s: SparseTensor, dtype: Any = None) -> Tensor:
     res = wrap(np.asarray(vals.sum(dtype=out_dt)), _tls.mode)
     node = _recorded(SumBackward0, (s,), res)
     if node is not None:  # the dense sum's node: its gradient is dense, as torch's
-        shape = s._data.shape
-        node.self_sizes, node.keep_shape, node.dim = shape, (1,) * len(shape), \
-            tuple(range(len(shape)))
+        node.self_sym_sizes = s._data.shape
     return res
 
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from .._ops.signature import signature
+from .._ops.signature import checker, signature
 from .._ops import checks
-from .._ops.conv import adaptive_avg_pool2d, avg_pool2d, conv_nd, max_pool2d  # noqa: F401
+from .._ops.conv import (adaptive_avg_pool2d as _adaptive_avg_pool2d, avg_pool2d,  # noqa: F401
+                         conv_nd, max_pool2d as _max_pool2d)
 from .._ops.inplace import relu_
 from .._ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                          cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
@@ -24,11 +25,11 @@ from .._ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
 from .._ops.reduction import log_softmax as _log_softmax, softmax as _softmax
 from .._tensor import Tensor, wrap
 from .._ops.activation import gelu, leaky_relu, silu  # noqa: F401
-from .._ops.normalization import batch_norm, layer_norm  # noqa: F401
-from .._ops.embedding import embedding  # noqa: F401
+from .._ops.normalization import batch_norm as _batch_norm, layer_norm as _layer_norm
+from .._ops.embedding import embedding as _embedding
 # functional names: special functions and activations [special]
 from .._ops.activation import (  # noqa: F401
-    celu, celu_, elu, elu_, glu, hardsigmoid, hardswish, hardtanh, hardtanh_, logsigmoid, mish,
+    celu, celu_, elu, elu_, hardsigmoid, hardswish, hardtanh, hardtanh_, logsigmoid, mish,
     relu6, selu, selu_, softmin, softplus, softsign,
 )
 # functional names: shape, indexing and creation [shape]
@@ -41,10 +42,219 @@ from .._ops.loss import (  # noqa: F401,E402
 )
 # functional names: layers [nn]
 # functional names: vision layers [vision]
-from .._ops.conv import adaptive_max_pool2d  # noqa: F401,E402
-from .._ops.resample import (fold, interpolate, pixel_shuffle, pixel_unshuffle,  # noqa: F401,E402
-                             unfold)
-from .._ops.normalization import group_norm, instance_norm  # noqa: F401,E402
+from .._ops.conv import adaptive_max_pool2d as _adaptive_max_pool2d  # noqa: E402
+from .._ops.resample import (fold as _fold, interpolate, pixel_shuffle,  # noqa: F401,E402
+                             pixel_unshuffle, unfold as _unfold)
+from .._ops.normalization import (group_norm as _group_norm,  # noqa: E402
+                                  instance_norm as _instance_norm)
+from .._ops.activation import glu as _glu  # noqa: E402
+
+
+# -- torch's Python-level argument handling -------------------------------------------------
+#
+# Note [Functions torch writes in Python]
+# Many of torch.nn.functional's functions are Python: they touch their arguments (``input.dim()``,
+# ``input.size()``), normalise a few (``_pair``, ``stride=None`` -> ``[]``), raise a few errors of
+# their own, then call a C op whose parser checks the rest.  The wrappers below run the same
+# steps in the same order before the op layer's function (which checks values and computes), so a
+# bad argument gets torch's error -- CPython's AttributeError, the Python-level ValueError or the
+# C parser's TypeError naming the C op -- before NumPy sees it.  The C ops' signature strings are
+# torch's Python bindings' (Note [Checking a C op called mid-function] in signature.py).
+
+_MAX_POOL = {n: checker(f"max_pool{n}d(Tensor input, IntArrayRef[{n}] kernel_size, "
+                        f"IntArrayRef[{n}] stride=[], IntArrayRef[{n}] padding=0, "
+                        f"IntArrayRef[{n}] dilation=1, bool ceil_mode=False)") for n in (1, 2)}
+_MAX_POOL_INDICES = {n: checker(f"max_pool{n}d_with_indices(Tensor input, IntArrayRef[{n}] "
+                                f"kernel_size, IntArrayRef[{n}] stride=[], IntArrayRef[{n}] "
+                                f"padding=0, IntArrayRef[{n}] dilation=1, bool ceil_mode=False)")
+                     for n in (1, 2)}
+_ADAPTIVE_MAX_POOL = {1: checker("adaptive_max_pool1d(Tensor input, IntArrayRef[1] output_size)"),
+                      2: checker("adaptive_max_pool2d(Tensor input, IntArrayRef[2] output_size)")}
+_ADAPTIVE_AVG_POOL2D = checker("adaptive_avg_pool2d(Tensor input, SymIntArrayRef[2] output_size)")
+_COL2IM = checker("col2im(Tensor input, SymIntArrayRef[2] output_size, IntArrayRef[2] kernel_size, "
+                  "IntArrayRef[2] dilation, IntArrayRef[2] padding, IntArrayRef[2] stride)")
+_IM2COL = checker("im2col(Tensor input, IntArrayRef[2] kernel_size, IntArrayRef[2] dilation, "
+                  "IntArrayRef[2] padding, IntArrayRef[2] stride)")
+_BATCH_NORM = checker("batch_norm(Tensor input, Tensor? weight, Tensor? bias, "
+                      "Tensor? running_mean, Tensor? running_var, bool training, "
+                      "double momentum, double eps, bool cudnn_enabled)")
+_INSTANCE_NORM = checker("instance_norm(Tensor input, Tensor? weight, Tensor? bias, "
+                         "Tensor? running_mean, Tensor? running_var, bool use_input_stats, "
+                         "double momentum, double eps, bool cudnn_enabled)")
+_LAYER_NORM = checker("layer_norm(Tensor input, SymIntArrayRef normalized_shape, "
+                      "Tensor? weight=None, Tensor? bias=None, double eps=1e-05, "
+                      "bool cudnn_enable=True)")
+_GROUP_NORM = checker("group_norm(Tensor input, int64_t num_groups, Tensor? weight=None, "
+                      "Tensor? bias=None, double eps=1e-05, bool cudnn_enabled=True)")
+_EMBEDDING = checker("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
+                     "bool scale_grad_by_freq=False, bool sparse=False)")
+_EMBEDDING_RENORM = checker("embedding_renorm_(Tensor input, Tensor indices, double max_norm, "
+                            "double norm_type)")
+_GLU = checker("glu(Tensor input, int64_t dim=-1)")
+_PAD = checker('pad(Tensor input, SymIntArrayRef pad, c10::string_view mode="constant", '
+               "double? value=None)")
+_DROPOUT = {name + tail: checker(f"{name}{tail}(Tensor input, double p, bool train)")
+            for name in ("dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout")
+            for tail in ("", "_")}
+
+
+def _pair(x: Any) -> Any:
+    """torch's ``_pair``: an iterable as a tuple, anything else repeated twice."""
+    import collections.abc
+
+    if isinstance(x, collections.abc.Iterable):
+        return tuple(x)
+    return (x, x)
+
+
+def _list_with_default(out_size: Any, defaults: Any) -> Any:
+    """torch's ``_list_with_default``: ``None`` entries of an output size taken from the
+    input's trailing sizes."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+
+
+def _verify_batch_size(size: Any) -> None:
+    prod = size[0]
+    for i in range(len(size) - 2):
+        prod *= size[i + 2]
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
+
+
+def _verify_spatial_size(size: Any) -> None:
+    prod = 1
+    for i in range(2, len(size)):
+        prod *= size[i]
+    if prod == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{size}")
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """2-d max pooling over ``(N, C, H, W)`` or ``(C, H, W)`` (grad_fn
+    ``MaxPool2DWithIndicesBackward0``); with ``return_indices`` the flat argmax positions too."""
+    table = _MAX_POOL_INDICES if return_indices else _MAX_POOL
+    table[2](input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
+    return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max over ``output_size`` adaptive bins of the last two dims (indices too if asked)."""
+    checks.python_method(input, "size", Tensor)
+    output_size = _list_with_default(output_size, input.size())
+    _ADAPTIVE_MAX_POOL[2](input, output_size)
+    return _adaptive_max_pool2d(input, output_size, return_indices)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average over ``output_size`` adaptive bins of the last two dims."""
+    checks.python_method(input, "size", Tensor)
+    output_size = _list_with_default(output_size, input.size())
+    _ADAPTIVE_AVG_POOL2D(input, output_size)
+    return _adaptive_avg_pool2d(input, output_size)
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Tensor:
+    """Sum sliding local blocks back into a ``(N, C, *output_size)`` image (``col2im``)."""
+    args = (_pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding),
+            _pair(stride))
+    _COL2IM(input, *args)
+    return _fold(input, *args)
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """Sliding local blocks of a ``(N, C, H, W)`` image as columns (``im2col``)."""
+    args = (_pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
+    _IM2COL(input, *args)
+    return _unfold(input, *args)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """Batch normalization over dim 1 (grad_fn ``NativeBatchNormBackward0``)."""
+    if training:
+        checks.python_method(input, "size", Tensor)
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    _BATCH_NORM(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """Normalize each channel of each sample over its spatial positions."""
+    if use_input_stats:
+        checks.python_method(input, "size", Tensor)
+        _verify_spatial_size(input.size())
+    _INSTANCE_NORM(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                   eps, False)
+    return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                          momentum, eps)
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims (``NativeLayerNormBackward0``)."""
+    _LAYER_NORM(input, normalized_shape, weight, bias, eps, False)
+    return _layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
+    """Normalize each sample over groups of ``C // num_groups`` channels."""
+    checks.python_method(input, "dim", Tensor)
+    if input.dim() < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups]
+                       + list(input.size()[2:]))
+    _GROUP_NORM(input, num_groups, weight, bias, eps, False)
+    return _group_norm(input, num_groups, weight, bias, eps)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` picked by the indices in ``input`` (grad_fn ``EmbeddingBackward0``)."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            checks.python_method(weight, "size", Tensor, 0)
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            checks.python_method(weight, "size", Tensor, 0)
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    if max_norm is not None:
+        checks.python_method(input, "contiguous", Tensor)
+        checks.python_method(weight, "detach", Tensor)
+        _EMBEDDING_RENORM(weight, input, max_norm, norm_type)
+    _EMBEDDING(weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq,
+               sparse)
+    return _embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+                      sparse)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``dim`` times sigmoid of the second half."""
+    checks.python_method(input, "dim", Tensor)
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    _GLU(input, dim)
+    return _glu(input, dim)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -119,13 +329,17 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """1-d max pooling over ``(N, C, L)`` or ``(C, L)``: ``max_pool2d`` of a height-1 image."""
     from .._ops.shape import squeeze, unsqueeze
+
+    table = _MAX_POOL_INDICES if return_indices else _MAX_POOL
+    table[1](input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
 
     def one(v: Any) -> Any:
         v = v[0] if isinstance(v, (list, tuple)) else v
         return (1, v)
 
-    out = max_pool2d(unsqueeze(input, -2), one(kernel_size),
+    out = _max_pool2d(unsqueeze(input, -2), one(kernel_size),
                      None if stride is None else one(stride), (0, one(padding)[1]),
                      one(dilation), ceil_mode, return_indices)
     if return_indices:
@@ -158,6 +372,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     from .._ops.pointwise import mul
 
     _check_dropout_p(p)
+    _DROPOUT["dropout_" if inplace else "dropout"](input, p, training)
     if not training or p == 0.0 or input._data.size == 0:
         return input
     x = input._data
@@ -178,6 +393,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last dims (``pad`` = (left, right, top, bottom, ...)): 'constant', 'reflect',
     'replicate' or 'circular' (npgrad/_ops/resample.py)."""
+    _PAD(input, pad, mode, value)
     if mode in ("reflect", "replicate"):  # [vision]
         from .._ops.resample import pad_nonconstant
 
@@ -646,15 +862,16 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     from .._ops.shape import squeeze, unsqueeze
 
     _check_1d(input, "adaptive_avg_pool1d")
-    return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), (1, _first(output_size))), -2)
+    return squeeze(_adaptive_avg_pool2d(unsqueeze(input, -2), (1, _first(output_size))), -2)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max over ``output_size`` adaptive bins of ``(N, C, L)`` (indices with it if asked)."""
     from .._ops.shape import squeeze, unsqueeze
 
+    _ADAPTIVE_MAX_POOL[1](input, output_size)
     _check_1d(input, "adaptive_max_pool1d")
-    out, idx = adaptive_max_pool2d(unsqueeze(input, -2), (1, _first(output_size)), True)
+    out, idx = _adaptive_max_pool2d(unsqueeze(input, -2), (1, _first(output_size)), True)
     if return_indices:
         return squeeze(out, -2), squeeze(idx, -2)
     return squeeze(out, -2)
@@ -667,9 +884,9 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
 
     kw, kh = kernel_size if isinstance(kernel_size, (list, tuple)) else (kernel_size,) * 2
     if norm_type == float("inf"):
-        return max_pool2d(abs_(input), kernel_size, stride, 0, 1, ceil_mode)
+        return _max_pool2d(abs_(input), kernel_size, stride, 0, 1, ceil_mode)
     if norm_type == -float("inf"):
-        return -max_pool2d(-abs_(input), kernel_size, stride, 0, 1, ceil_mode)
+        return -_max_pool2d(-abs_(input), kernel_size, stride, 0, 1, ceil_mode)
     out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (sign(out) * _relu(abs_(out))).mul(kw * kh).pow(1.0 / norm_type)
 
@@ -713,6 +930,8 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
     from .._ops.shape import squeeze, unsqueeze
 
     _check_dropout_p(p)
+    checks.python_method(input, "dim", Tensor)
+    _DROPOUT["feature_dropout_" if inplace else "feature_dropout"](input, p, training)
     nd = input._data.ndim
     if nd not in (2, 3):
         raise RuntimeError(
@@ -733,6 +952,8 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     import warnings
 
     _check_dropout_p(p)
+    checks.python_method(input, "dim", Tensor)
+    _DROPOUT["feature_dropout_" if inplace else "feature_dropout"](input, p, training)
     nd = input._data.ndim
     if nd not in (3, 4):
         warnings.warn(
@@ -760,6 +981,8 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool,
     from .._ops.pointwise import mul
 
     _check_dropout_p(p)
+    name = "feature_alpha_dropout" if feature else "alpha_dropout"
+    _DROPOUT[name + "_" if inplace else name](input, p, training)
     if not training or p == 0.0 or input._data.size == 0:
         return input
     x = input._data
@@ -799,6 +1022,8 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
     from .._ops.shape import squeeze, unsqueeze
 
     _check_dropout_p(p)
+    checks.python_method(input, "dim", Tensor)
+    _DROPOUT["feature_dropout_" if inplace else "feature_dropout"](input, p, training)
     nd = input._data.ndim
     if nd not in (4, 5):
         warnings.warn(

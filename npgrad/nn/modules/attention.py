@@ -107,6 +107,9 @@ class MultiheadAttention(Module):
                                              query.dtype)
         attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
                                       check_other=False)
+        for t in (query, key, value):  # torch reads ``.is_nested`` of all three here
+            if not isinstance(t, Tensor):
+                _ = t.is_nested  # CPython's AttributeError, as torch's
         if self.batch_first and is_batched:
             # keep the identities that tell self-attention from cross-attention
             if key is value:
