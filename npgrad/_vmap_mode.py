@@ -56,14 +56,32 @@ def inplace_message(op_name: str, level: int) -> str:
     return _INPLACE_TEMPLATE.format(name=f"aten::{op_name}", where=f"at level {level}")
 
 
+# What the batched-value dispatcher (npgrad.func._batched) answers for a call none of whose
+# arguments is batched: the op runs as usual.
+NOT_BATCHED = object()
+
+
+class VmapFallback(BaseException):
+    """Raised where a vmapped function meets what batched values cannot do (npgrad code that
+    reads a BatchedTensor's data, a random draw that must be per sample): vmap then runs the
+    function once per sample (Note [Batched values] in npgrad.func._batched).  A
+    BaseException, so that a user's ``except Exception`` inside the function lets it pass."""
+
+
 class Level:
     """One running vmap: its batch size, randomness mode and the slices it handed out."""
 
-    __slots__ = ("batch_size", "randomness", "slices", "roots", "captured", "rng_snapshots")
+    __slots__ = ("batch_size", "randomness", "slices", "roots", "captured", "rng_snapshots",
+                 "depth", "batched", "drawing", "looping")
 
-    def __init__(self, batch_size: int, randomness: str) -> None:
+    def __init__(self, batch_size: int, randomness: str, batched: bool = False) -> None:
         self.batch_size = batch_size
         self.randomness = randomness
+        self.depth = 0  # torch's level number (1 for the outermost vmap), set by push
+        self.batched = batched  # runs the function once, on BatchedTensors
+        self.drawing = 0  # > 0 while a batched rule draws random numbers
+        self.looping = 0  # > 0 while an op without a rule runs once per sample
+        self.rng_snapshots: dict[int, tuple] = {}
         self.slices: dict[int, Any] = {}  # id -> tensor (kept alive, so ids stay unique)
         # id -> the storage-owning tensor of a sliced input: views of a slice (expand,
         # reshape, ...) name it as their ``_base``, as torch's views name their root
@@ -77,7 +95,7 @@ class Level:
         if root is not None:
             self.roots[id(root)] = root
         # randomness='same': generator -> its state when this level first drew from it
-        self.rng_snapshots: dict[int, tuple] = {}
+        self.rng_snapshots = {}
 
 
 class _VmapState(threading.local):
@@ -91,6 +109,7 @@ VMAP = _VmapState()
 
 def push(level: Level) -> None:
     VMAP.levels.append(level)
+    level.depth = len(VMAP.levels)
     VMAP.depth = len(VMAP.levels)
 
 
@@ -156,6 +175,24 @@ def check_inplace(self: Any, others: tuple, op_name: str = "") -> None:
             raise RuntimeError(inplace_message(op_name, depth + 1))
 
 
+def check_batched_write(self: Any, value: Any, op_name: str, index: Any = None) -> None:
+    """A value batched at a level written into a tensor that is not (Note [Batched values] in
+    npgrad.func._batched): torch's refusal, before any element is written.  ``self[index] =
+    value`` is torch's ``copy_``, or its ``index_put_`` for an index with tensors or lists."""
+    levels = getattr(value, "_levels", None)  # a BatchedTensor's levels; plain tensors have none
+    if not levels:
+        return
+    if index is not None:
+        items = index if type(index) is tuple else (index,)
+        if any(isinstance(i, list) or hasattr(i, "_levels") or hasattr(i, "_data")
+               for i in items):
+            op_name = "index_put_"
+    own = getattr(self, "_levels", ())
+    for level in reversed(levels):  # innermost first, as torch checks
+        if level not in own:
+            raise RuntimeError(inplace_message(op_name, level.depth))
+
+
 def _broadcast(a: tuple, b: tuple) -> tuple:
     n = max(len(a), len(b))
     a = (1,) * (n - len(a)) + a
@@ -168,6 +205,11 @@ def on_random_draw(gen: Any) -> None:
     for level in VMAP.levels:
         if level.randomness == "error":
             raise RuntimeError(RANDOM_ERROR_MSG)
+    for level in VMAP.levels:
+        if level.batched and (not level.drawing or level.looping):
+            # a draw no batched rule made (Note [Random draws on batched values] in
+            # npgrad.func._batched): the function runs by slices
+            raise VmapFallback("random")
     for level in VMAP.levels:
         if level.randomness == "same" and id(gen) not in level.rng_snapshots:
             level.rng_snapshots[id(gen)] = (gen, (gen._engine().state, gen._fresh,

@@ -1,60 +1,742 @@
-"""Batching rules: ops that vmap runs once over the whole batch (Note [vmap by slices]).
+"""Batching rules: how an op runs once over every sample of its batched arguments.
 
-A rule takes ``(batch_size, args, in_dims)`` (flat positional arguments, each in_dim an int
-or None) and returns the op's output with the batch dimension at 0, or None to decline
-(the per-slice fallback then runs).  Pointwise ops need only their batch dims lined up:
-each batched argument's batch dim moves to the front, and the argument is padded with
-size-1 dims up to the rank of the widest argument, so NumPy-style broadcasting of the
-per-sample shapes happens behind the batch dim exactly as it would per slice.
+A rule is ``rule(hooked, levels, args, kwargs)``: ``hooked`` is the op as the user called it
+(a Tensor method, a checked function), ``levels`` the vmap levels its batched arguments carry
+(outermost first).  It calls ``hooked`` on physical values (Note [Batched values] in
+``_batched``: batch dims in front, one per level) and wraps the output, or returns
+``NotImplemented`` for a case it does not cover, and the op falls back to one call per
+sample.  Rules are keyed by the op's name, the same for the function, the method and the
+operator (``add``, ``Tensor.add``, ``__add__``), since they take the same arguments.
+
+Note [Pointwise rules from the registry]
+An elementwise op needs only its arguments' batch dims lined up: each tensor argument gets
+every level's batch dim (size 1 where it is not batched there) and size-1 logical dims up to
+the widest argument's rank, so broadcasting of the per-sample shapes happens behind the batch
+dims exactly as it would per sample.  The registry's elementwise kinds (``Pointwise``,
+``PointwiseBinary``) are all such ops, so their names get this rule with no list to keep;
+the operators and the elementwise ops that are not entries yet are named below.
+torch's promotion ranks a 0-dim tensor below a dimensioned one; a sample that is 0-dim has a
+dimensioned physical value, so when the tensors' dtypes differ the arguments are cast to the
+dtype the per-sample call would compute in first.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
-import npgrad
+import numpy as np
 
-from .. import _ops
+from .. import _dtype
+from .._ops import registry as _registry
+from .._ops._shape_util import wrap_dim
 from .._tensor import Tensor
-from ._vmap import register_batching_rule
+from . import _batched
+from ._batched import (RULES, BatchedTensor, full_physical, is_inplace, make, physical,
+                       wrap_out)
+
+_Rule = Callable[[Callable, tuple, tuple, dict], Any]
 
 
-def _pointwise(op: Callable) -> Callable:
-    def rule(batch: int, args: tuple, in_dims: tuple) -> Any:
-        logical = [a.dim() - (d is not None) for a, d in zip(args, in_dims)
-                   if isinstance(a, Tensor)]
-        rank = max(logical) if logical else 0
-        dtypes = {a.dtype for a in args if isinstance(a, Tensor)}
-        if len(dtypes) > 1 and any(isinstance(a, Tensor) and d is not None and a.dim() == 1
-                                   for a, d in zip(args, in_dims)):
-            # a 0-dim slice promotes as a dimensionless tensor, its batch as a dimensioned one
-            return None
-        lined_up = []
-        for a, d in zip(args, in_dims):
-            if d is None or not isinstance(a, Tensor):
-                lined_up.append(a)
-                continue
-            moved = a.movedim(d, 0)
-            pad = rank - (a.dim() - 1)
-            if pad:
-                moved = moved.reshape((batch,) + (1,) * pad + tuple(moved.shape[1:]))
-            lined_up.append(moved)
-        out = op(*lined_up)
-        return out if isinstance(out, Tensor) else None
-    return rule
+def rule(*names: str) -> Callable[[_Rule], _Rule]:
+    """Register ``fn`` as the batching rule of the ops ``names``."""
+    def register(fn: _Rule) -> _Rule:
+        for name in names:
+            RULES[name] = fn
+        return fn
+    return register
+
+
+def _name(hooked: Callable) -> str:
+    """The op's name: a function's or method's, or a registry entry's."""
+    return str(getattr(hooked, "__name__", None) or getattr(hooked, "name", ""))
+
+
+def _k(levels: tuple) -> int:
+    return len(levels)
+
+
+def _ldim(x: Any) -> int:
+    return x.dim() if isinstance(x, Tensor) else 0
+
+
+# -- pointwise ------------------------------------------------------------------------------
+
+def _promoted(args: tuple, kwargs: dict) -> Any:
+    """The dtype a per-sample call computes in, when the tensors' dtypes differ, else None."""
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+    if len({t.dtype for t in tensors}) < 2:
+        return None
+    operands: list[Any] = []
+    for a in args:
+        if isinstance(a, Tensor):
+            operands.append(np.empty((0,) if a.dim() else (), dtype=a.dtype.np_dtype))
+        elif isinstance(a, (bool, int, float, complex)):
+            operands.append(a)
+    return _dtype.from_np(_dtype.result_type_np(tuple(operands)))
+
+
+def pointwise(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Pointwise rules from the registry]."""
+    if "out" in kwargs:
+        return NotImplemented
+    name = _name(hooked)
+    if name in _REFLECTED and len(args) == 2 and isinstance(args[1], Tensor):
+        # ``plain <op> batched``: Python asked the subclass's reflected operator first; the
+        # reflected operators of Tensor take a number, so run the operator itself
+        hooked, args = getattr(Tensor, "__" + name[3:]), (args[1], args[0])
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+    rank = max(_ldim(t) for t in tensors)
+    cast = _promoted(args, kwargs) if _name(hooked).strip("_") in _PROMOTING else None
+    self: Any = args[0] if args else None
+    inplace = type(self) is BatchedTensor and is_inplace(_name(hooked))
+
+    def line_up(a: Any) -> Any:
+        if not isinstance(a, Tensor):
+            return a
+        p = physical(a, levels, rank)
+        return p if cast is None or p.dtype == cast else p.to(cast)
+
+    if inplace:
+        own = self._levels
+        value = self._value
+        others = tuple(line_up_to(a, own, self.dim()) for a in args[1:])
+        kw = {key: line_up_to(v, own, self.dim()) for key, v in kwargs.items()}
+        hooked(value, *others, **kw)
+        return self
+    out = hooked(*(line_up(a) for a in args), **{k: line_up(v) for k, v in kwargs.items()})
+    return wrap_out(out, levels)
+
+
+def line_up_to(a: Any, levels: tuple, rank: int) -> Any:
+    """A value written into a tensor batched at ``levels`` of logical rank ``rank``."""
+    if not isinstance(a, Tensor):
+        return a
+    return physical(a, levels, rank if _ldim(a) <= rank else None)
+
+
+_OPERATORS = (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+    "__rpow__", "__neg__", "__pos__", "__abs__", "__invert__", "__eq__", "__ne__", "__lt__",
+    "__le__", "__gt__", "__ge__", "__and__", "__rand__", "__or__", "__ror__", "__xor__",
+    "__rxor__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__",
+    "__ifloordiv__", "__imod__", "__iand__", "__ior__", "__ixor__")
+_REFLECTED = frozenset(n for n in _OPERATORS if n.startswith("__r") and n != "__rshift__")
+# elementwise ops that are not registry entries (yet), in-place forms included below
+_ELEMENTWISE = (
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+    "floor_divide", "remainder", "fmod", "pow", "float_power", "rsub", "eq", "ne", "lt", "le",
+    "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal", "where",
+    "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "masked_fill",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+    "nan_to_num", "round", "sign", "sgn", "signbit", "square", "relu", "relu6", "gelu",
+    "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "hardsigmoid",
+    "hardswish", "softplus", "softsign", "tanhshrink", "threshold", "logsigmoid", "sigmoid",
+    "tanh", "exp", "log", "abs", "neg", "negative", "sqrt", "rsqrt", "reciprocal", "sin",
+    "cos", "tan", "floor", "ceil", "trunc", "frac", "positive", "exp2", "expm1", "log1p",
+    "log2", "log10", "erf", "erfc", "erfinv", "maximum", "minimum", "fmax", "fmin", "atan2",
+    "arctan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "copysign", "heaviside",
+    "nextafter", "deg2rad", "rad2deg", "isclose", "logit", "sinc", "i0", "lgamma", "digamma",
+    "polygamma", "mvlgamma", "angle", "conj", "real", "imag",
+    # same layout, another dtype or buffer
+    "detach", "clone", "contiguous", "float", "double", "half", "bfloat16", "long", "int",
+    "short", "char", "byte", "bool", "cpu", "type_as", "zero_", "fill_", "requires_grad_",
+    "zeros_like", "ones_like", "empty_like", "full_like")
+
+
+# the binary ops whose tensor operands all take part in the promotion (the cast above)
+_PROMOTING = frozenset(n.strip("_").lstrip("ri") if n.startswith("__r") or n.startswith("__i")
+                       else n.strip("_") for n in _OPERATORS) | frozenset((
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+    "remainder", "fmod", "pow", "rsub", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
+    "greater_equal", "less_equal", "not_equal", "maximum", "minimum", "fmax", "fmin", "atan2",
+    "arctan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "copysign", "nextafter", "mod",
+    "truediv", "floordiv", "matmul", "and", "or", "xor", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "logical_and", "logical_or", "logical_xor", "max", "min"))
+
+
+def _registry_names() -> list:
+    names = []
+    for entry in _registry.REGISTRY.values():
+        if type(entry).__name__.startswith("Pointwise"):
+            names.append(entry.name)
+    return names
 
 
 def _register_pointwise() -> None:
-    pw = _ops.pointwise
-    unary = ("abs", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "sqrt", "relu")
-    binary = ("add", "sub", "mul", "div", "maximum", "minimum")
-    for name in unary + binary:
-        op = getattr(pw, name, None)
-        if op is None:
-            continue
-        register_batching_rule(op)(_pointwise(op))
-        public = getattr(npgrad, name)  # the public spelling, if it is another function
-        if public is not op:
-            register_batching_rule(public)(_pointwise(public))
+    names = set(_OPERATORS) | set(_ELEMENTWISE) | set(_registry_names())
+    names |= {n + "_" for n in list(names) if not n.startswith("__") and not n.endswith("_")}
+    for name in names:
+        RULES.setdefault(name, pointwise)
+
+
+@rule("to")
+def to_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if any(isinstance(a, Tensor) for a in (*args[1:], *kwargs.values())):
+        return NotImplemented  # .to(other): the dtype of a batched tensor
+    return wrap_out(hooked(args[0]._value, *args[1:], **kwargs), args[0]._levels)
+
+
+# -- reductions -----------------------------------------------------------------------------
+
+def _dims_arg(args: tuple, kwargs: dict, pos: int = 1) -> tuple[Any, bool]:
+    """The ``dim`` argument (positional ``pos`` or keyword) and whether it was given."""
+    if "dim" in kwargs:
+        dims = kwargs["dim"]
+        return dims, dims is not None and not (isinstance(dims, (tuple, list)) and not dims)
+    if len(args) > pos and not isinstance(args[pos], (bool, Tensor)) and args[pos] is not None \
+            and not _dtype_like(args[pos]):
+        dims = args[pos]
+        return dims, not (isinstance(dims, (tuple, list)) and not dims)
+    return None, False
+
+
+def _dtype_like(x: Any) -> bool:
+    return isinstance(x, _dtype.dtype)
+
+
+def _shift(dims: Any, rank: int, k: int) -> Any:
+    if isinstance(dims, (tuple, list)):
+        return tuple(wrap_dim(d, max(rank, 1)) + k for d in dims)
+    return wrap_dim(dims, max(rank, 1)) + k
+
+
+_FULL_BY_TUPLE = frozenset(("sum", "mean", "nansum", "nanmean", "amax", "amin", "all", "any",
+                            "std", "var", "count_nonzero", "logsumexp", "var_mean", "std_mean"))
+_FULL_FLAT = {"prod": None, "max": "amax", "min": "amin", "argmax": None, "argmin": None,
+              "median": "values", "nanmedian": "values"}
+
+
+@rule("sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "all", "any", "logsumexp",
+      "std", "var", "count_nonzero", "max", "min", "argmax", "argmin", "cumsum",
+      "cumprod", "softmax", "log_softmax", "_softmax", "_log_softmax", "median", "nanmedian",
+      "cummax", "cummin", "var_mean", "std_mean", "mode", "sort", "argsort", "topk",
+      "kthvalue", "logcumsumexp")
+def reduction(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Reductions and scans over ``dim``: the dim moves past the batch dims; a reduction of
+    the whole sample reduces its logical dims (or its flattened values)."""
+    self = args[0]
+    if type(self) is not BatchedTensor or "out" in kwargs:
+        return NotImplemented
+    name = _name(hooked)
+    if any(isinstance(a, Tensor) for a in (*args[1:], *kwargs.values())):
+        if name in ("max", "min") and len(args) == 2:
+            return pointwise(hooked, levels, args, kwargs)  # the elementwise overload
+        return NotImplemented
+    k, rank = len(self._levels), self.dim()
+    value = self._value
+    pos = 2 if name in ("topk", "kthvalue") else 1
+    dims, given = _dims_arg(args, kwargs, pos)
+    if not given and "dim" in kwargs:  # dim=None, dim=(): the whole sample
+        kwargs = {key: v for key, v in kwargs.items() if key != "dim"}
+    elif not given and len(args) > pos and isinstance(args[pos], (tuple, list)):
+        args = args[:pos] + args[pos + 1:]
+    if given:
+        if rank == 0:
+            return NotImplemented
+        if "dim" in kwargs:
+            return wrap_out(hooked(value, *args[1:], **dict(kwargs, dim=_shift(dims, rank, k))),
+                            self._levels)
+        rest = list(args[1:])
+        rest[pos - 1] = _shift(dims, rank, k)
+        return wrap_out(hooked(value, *rest, **kwargs), self._levels)
+    if name in ("sort", "argsort") and len(args) == 1 and rank:
+        return wrap_out(hooked(value, k + rank - 1, **kwargs), self._levels)
+    unbiased = name in ("std", "var", "var_mean", "std_mean") and len(args) == 2 \
+        and isinstance(args[1], bool)
+    if len(args) > 1 and not unbiased:
+        return NotImplemented
+    if name in _FULL_BY_TUPLE and name != "logsumexp":
+        all_dims: tuple[int, ...]
+        if rank == 0:
+            value, all_dims = value.unsqueeze(k), (k,)
+        else:
+            all_dims = tuple(range(k, k + rank))
+        if unbiased:
+            return wrap_out(hooked(value, all_dims, args[1], **kwargs), self._levels)
+        return wrap_out(hooked(value, all_dims, **kwargs), self._levels)
+    if name in _FULL_FLAT and not kwargs:
+        flat = value.reshape(tuple(value.shape[:k]) + (-1,))
+        how = _FULL_FLAT[name]
+        if how == "values":
+            return make(hooked(flat, k).values, self._levels)
+        if how is not None:
+            return make(getattr(flat, how)(k), self._levels)
+        return make(hooked(flat, k), self._levels)
+    return NotImplemented
+
+
+# -- shapes and views -----------------------------------------------------------------------
+
+def _sizes(args: tuple) -> tuple | None:
+    """The size arguments of view/reshape/expand: one sequence, or the ints themselves."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        items = tuple(args[0])
+    else:
+        items = tuple(args)
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in items):
+        return None
+    return items
+
+
+def _batch(self: BatchedTensor) -> tuple:
+    return tuple(self._value.shape[:len(self._levels)])
+
+
+@rule("view", "reshape")
+def view_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    if type(self) is not BatchedTensor or kwargs:
+        return NotImplemented
+    sizes = _sizes(args[1:])
+    if sizes is None:
+        return NotImplemented
+    if -1 in sizes and self.numel() == 0:
+        return NotImplemented
+    shape = _batch(self) + sizes
+    value = self._value
+    try:
+        out = hooked(value, shape)
+    except RuntimeError:
+        if _name(hooked) != "view":
+            raise
+        out = value.reshape(shape)  # physical strides can refuse what the sample allows
+    return make(out, self._levels)
+
+
+@rule("view_as", "reshape_as", "expand_as")
+def as_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self, other = args[0], args[1]
+    name = _name(hooked).replace("_as", "")
+    if type(self) is not BatchedTensor:
+        return NotImplemented
+    return getattr(self, name)(tuple(other.shape))
+
+
+@rule("expand")
+def expand_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    if type(self) is not BatchedTensor or kwargs:
+        return NotImplemented
+    sizes = _sizes(args[1:])
+    if sizes is None:
+        return NotImplemented
+    k = len(self._levels)
+    value = physical(self, self._levels, len(sizes))
+    logical = tuple(value.shape[k:])
+    target = tuple(old if new == -1 else new for new, old in zip(sizes, logical)) \
+        if len(sizes) == len(logical) else sizes
+    return make(hooked(value, _batch(self) + target), self._levels)
+
+
+@rule("unsqueeze", "squeeze", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis",
+      "flatten", "unflatten", "narrow", "select", "unbind", "split", "chunk", "tensor_split",
+      "diagonal", "diag_embed", "roll", "repeat_interleave", "tril", "triu")
+def dim_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    if type(self) is not BatchedTensor or any(isinstance(a, Tensor) for a in args[1:]) \
+            or any(isinstance(v, Tensor) for v in kwargs.values()):
+        return NotImplemented
+    name = _name(hooked)
+    k, rank = len(self._levels), self.dim()
+    value = self._value
+    rest = list(args[1:])
+    kw = dict(kwargs)
+    if name == "unsqueeze":
+        d = kw.pop("dim", rest[0] if rest else None)
+        if not isinstance(d, int):
+            return NotImplemented
+        return make(hooked(value, wrap_dim(d, rank + 1) + k), self._levels)
+    if name == "squeeze":
+        d = kw.pop("dim", rest[0] if rest else None)
+        if d is None:
+            dims = tuple(k + i for i, s in enumerate(self.shape) if s == 1)
+            return make(value.reshape(_batch(self) + tuple(s for s in self.shape if s != 1))
+                        if dims else value.view(value.shape), self._levels)
+        if rank == 0:
+            return make(value.view(value.shape), self._levels)
+        return make(hooked(value, _shift(d, rank, k)), self._levels)
+    if name in ("tril", "triu"):
+        if rank < 2:
+            return NotImplemented
+        return make(hooked(value, *rest, **kw), self._levels)
+    if rank == 0:
+        return NotImplemented
+    if name in ("transpose", "swapaxes", "swapdims", "movedim", "moveaxis"):
+        if len(rest) != 2 or kw:
+            return NotImplemented
+        return make(hooked(value, _shift(rest[0], rank, k), _shift(rest[1], rank, k)),
+                    self._levels)
+    if name == "flatten":
+        start = kw.pop("start_dim", rest[0] if rest else 0)
+        end = kw.pop("end_dim", rest[1] if len(rest) > 1 else -1)
+        if kw or not isinstance(start, int) or not isinstance(end, int):
+            return NotImplemented
+        return make(hooked(value, _shift(start, rank, k), _shift(end, rank, k)), self._levels)
+    if name in ("narrow", "select", "unflatten"):
+        if kw or not rest:
+            return NotImplemented
+        return wrap_out(hooked(value, _shift(rest[0], rank, k), *rest[1:]), self._levels)
+    if name in ("unbind", "split", "chunk", "tensor_split", "repeat_interleave", "roll"):
+        pos = 0 if name == "unbind" else 1
+        if "dim" in kw:
+            kw["dim"] = _shift(kw["dim"], rank, k)
+        elif len(rest) > pos:
+            rest[pos] = _shift(rest[pos], rank, k)
+        elif name == "unbind":
+            rest = [k]
+        elif name in ("split", "chunk", "tensor_split"):
+            rest.append(k)
+        else:
+            return NotImplemented  # roll / repeat_interleave over the flattened sample
+        return wrap_out(hooked(value, *rest, **kw), self._levels)
+    if name in ("diagonal", "diag_embed"):
+        return NotImplemented
+    return NotImplemented
+
+
+@rule("t_", "transpose_", "swapdims_", "swapaxes_", "squeeze_", "unsqueeze_")
+def view_inplace_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """An in-place view op changes the batched value's shape: its out-of-place form's."""
+    self = args[0]
+    if type(self) is not BatchedTensor:
+        return NotImplemented
+    out = getattr(self, _name(hooked)[:-1])(*args[1:], **kwargs)
+    if type(out) is not BatchedTensor or out._levels != self._levels:
+        return NotImplemented
+    self._value = out._value
+    return self
+
+
+@rule("masked_fill")
+def masked_fill_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """A batched fill value is one number per sample: ``where`` over the lined-up values."""
+    if kwargs or len(args) != 3:
+        return NotImplemented
+    self, mask, value = args
+    if type(value) is not BatchedTensor:  # one fill value: it stays 0-dim
+        rank = max(self.dim(), mask.dim()) if isinstance(mask, Tensor) else self.dim()
+        if type(self) is not BatchedTensor and rank > self.dim():
+            return NotImplemented
+        return make(hooked(physical(self, levels, rank), physical(mask, levels, rank), value),
+                    levels)
+    if value.dim() != 0 or not isinstance(mask, Tensor):
+        return NotImplemented
+    from .._ops.pointwise import where
+
+    rank = max(self.dim(), mask.dim())
+    x = physical(self, levels, rank)
+    fill = physical(value, levels, rank).to(self.dtype)
+    return make(where(physical(mask, levels, rank), fill, x), levels)
+
+
+@rule("view_as_complex", "view_as_real")
+def complex_view_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """The pair of floats is the sample's last dim, also the physical value's.  A batch dim
+    that was the input's last (``in_dims=-1``) leaves it strided, and the view is refused,
+    as torch's is."""
+    self = args[0]
+    if type(self) is not BatchedTensor or kwargs or len(args) != 1:
+        return NotImplemented
+    return make(hooked(self._value), self._levels)
+
+
+@rule("permute")
+def permute_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    dims = _sizes(args[1:]) if not kwargs else _sizes((kwargs.get("dims"),))
+    if type(self) is not BatchedTensor or dims is None or len(dims) != self.dim():
+        return NotImplemented
+    k, rank = len(self._levels), self.dim()
+    return make(hooked(self._value, tuple(range(k)) + tuple(wrap_dim(d, rank) + k for d in dims)),
+                self._levels)
+
+
+@rule("t")
+def t_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    if type(self) is not BatchedTensor or self.dim() > 2:
+        return NotImplemented
+    k = len(self._levels)
+    if self.dim() < 2:
+        return make(self._value.view(self._value.shape), self._levels)
+    return make(self._value.transpose(k, k + 1), self._levels)
+
+
+@rule("T", "mT")
+def transpose_property(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    k, rank = len(self._levels), self.dim()
+    if rank < 2:
+        return NotImplemented if _name(hooked) == "mT" else make(self._value, self._levels)
+    value = self._value
+    if rank == 2 or (getattr(hooked, "__name__", "") == "mT"):
+        return make(value.transpose(k + rank - 2, k + rank - 1), self._levels)
+    return make(value.permute(tuple(range(k)) + tuple(range(k + rank - 1, k - 1, -1))),
+                self._levels)
+
+
+@rule("__getitem__")
+def getitem_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self, index = args
+    if type(self) is not BatchedTensor:
+        return NotImplemented
+    items = index if type(index) is tuple else (index,)
+    advanced = [i for i, x in enumerate(items)
+                if isinstance(x, (Tensor, list, np.ndarray)) or x is True or x is False]
+    if any(type(x) is BatchedTensor for x in items):
+        return NotImplemented
+    if len(advanced) > 1 and advanced != list(range(advanced[0], advanced[-1] + 1)):
+        return NotImplemented  # separated index tensors move their dims to the front
+    k = len(self._levels)
+    return make(hooked(self._value, (slice(None),) * k + items), self._levels)
+
+
+@rule("__setitem__")
+def setitem_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self, index, value = args
+    if type(self) is not BatchedTensor:
+        return NotImplemented
+    items = index if type(index) is tuple else (index,)
+    if any(isinstance(x, (Tensor, list, np.ndarray)) or isinstance(x, bool) for x in items):
+        return NotImplemented
+    region = self[index]
+    k = len(self._levels)
+    hooked(self._value, (slice(None),) * k + items,
+           line_up_to(value, self._levels, region.dim()))
+    return None
+
+
+@rule("stack", "cat", "concat", "concatenate", "hstack", "vstack")
+def stack_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if not args or not isinstance(args[0], (list, tuple)) or not args[0]:
+        return NotImplemented
+    name = _name(hooked)
+    tensors = args[0]
+    if name in ("hstack", "vstack"):
+        return NotImplemented
+    d = kwargs.get("dim", args[1] if len(args) > 1 else 0)
+    if not isinstance(d, int) or len(args) > 2 or set(kwargs) - {"dim"}:
+        return NotImplemented
+    rank = tensors[0].dim()
+    if any(t.dim() != rank for t in tensors):
+        return NotImplemented  # cat's legacy empty 1-d tensors
+    k = len(levels)
+    shifted = wrap_dim(d, rank + (name == "stack")) + k
+    phys = [full_physical(t, levels) for t in tensors]
+    return make(hooked(phys, shifted), levels)
+
+
+# -- matrix products ------------------------------------------------------------------------
+
+def _matmul(a: Any, b: Any, levels: tuple) -> Tensor:
+    """``a @ b`` per sample, on physical values, by matmul's own broadcasting."""
+    from .._ops.linalg import matmul
+
+    ra, rb = a.dim(), b.dim()
+    pa = physical(a, levels)
+    pb = physical(b, levels)
+    k = len(levels)
+    if ra == 1:
+        pa = pa.unsqueeze(k)
+    if rb == 1:
+        pb = pb.unsqueeze(-1)
+    la, lb = max(ra, 2), max(rb, 2)
+    rank = max(la, lb)
+    pa = _pad_logical(pa, k, rank - la)
+    pb = _pad_logical(pb, k, rank - lb)
+    out = matmul(pa, pb)
+    if rb == 1:
+        out = out.squeeze(-1)
+    if ra == 1:
+        out = out.squeeze(-2 if rb != 1 else -1)
+    return out
+
+
+def _pad_logical(p: Tensor, k: int, pad: int) -> Tensor:
+    if pad <= 0:
+        return p
+    shape = tuple(p.shape)
+    return p.reshape(shape[:k] + (1,) * pad + shape[k:])
+
+
+@rule("matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "mv", "dot", "inner_product")
+def matmul_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if len(args) != 2 or kwargs or not all(isinstance(a, Tensor) for a in args):
+        return NotImplemented
+    a, b = args
+    name = _name(hooked)
+    if name == "__rmatmul__":
+        a, b = b, a
+    ra, rb = a.dim(), b.dim()
+    wants = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "dot": (1, 1)}.get(name)
+    if wants is not None and (ra, rb) != wants:
+        return NotImplemented  # the op's own error, per sample
+    if ra == 0 or rb == 0 or a.dtype != b.dtype:
+        return NotImplemented
+    if a.shape[-1] != b.shape[-2 if rb > 1 else -1]:
+        return NotImplemented
+    return make(_matmul(a, b, levels), levels)
+
+
+@rule("linear")
+def linear_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if "out" in kwargs:
+        return NotImplemented
+    input, weight = args[0], args[1]
+    bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) \
+            or weight.dim() not in (1, 2):
+        return NotImplemented
+    if input.dim() == 0 or input.shape[-1] != weight.shape[-1] or input.dtype != weight.dtype:
+        return NotImplemented
+    if type(weight) is not BatchedTensor and (bias is None or type(bias) is not BatchedTensor):
+        # one weight for every sample: the samples are rows of one physical input
+        k = len(levels)
+        x = physical(input, levels)
+        if x.dim() - k == 1 and k > 0:
+            lead = tuple(x.shape[:k])
+            out = hooked(x.reshape((-1, x.shape[-1])), weight, bias)
+            return make(out.reshape(lead + tuple(out.shape[1:])), levels)
+        return make(hooked(x, weight, bias), levels)
+    if len(levels) == 1 and weight.dim() == 2 and input.dim() in (1, 2) and \
+            (bias is None or bias.dim() == 1):
+        # one weight per sample: a batched matrix product, the bias added by it (baddbmm)
+        from .._ops.linalg import baddbmm, bmm
+
+        x = full_physical(input, levels)
+        if input.dim() == 1:
+            x = x.unsqueeze(1)
+        w_t = full_physical(weight, levels).transpose(1, 2)
+        if bias is None:
+            out = bmm(x, w_t)
+        else:
+            b = physical(bias, levels)
+            out = baddbmm(b.unsqueeze(-2), x, w_t)
+        return make(out.squeeze(1) if input.dim() == 1 else out, levels)
+    w_t = _transpose_last(weight) if weight.dim() == 2 else weight
+    out = _matmul(input, w_t, levels)
+    if bias is not None:
+        rank = input.dim() if weight.dim() == 2 else input.dim() - 1
+        out = out + physical(bias, levels, max(_ldim(bias), rank))
+    return make(out, levels)
+
+
+def _transpose_last(w: Any) -> Any:
+    if type(w) is BatchedTensor:
+        k = len(w._levels)
+        return make(w._value.transpose(k, k + 1), w._levels)
+    return w.t()
+
+
+@rule("einsum")
+def einsum_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Each level gets a letter the equation does not use, in front of the subscripts of the
+    operands batched there and of the output (an implicit output made explicit first)."""
+    if kwargs or not args or not isinstance(args[0], str):
+        return NotImplemented
+    equation = args[0].replace(" ", "")
+    operands = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) \
+        else list(args[1:])
+    if "->" in equation:
+        inputs, output = equation.split("->")
+    else:
+        inputs = equation
+        letters = inputs.replace(",", "").replace("...", "")
+        output = ("..." if "..." in inputs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    specs = inputs.split(",")
+    if len(specs) != len(operands) or not all(isinstance(o, Tensor) for o in operands):
+        return NotImplemented
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+            if c not in equation]
+    if len(free) < len(levels):
+        return NotImplemented
+    letter = dict(zip(levels, free))
+    new_specs, values = [], []
+    for spec, o in zip(specs, operands):
+        own = o._levels if type(o) is BatchedTensor else ()
+        new_specs.append("".join(letter[level] for level in own) + spec)
+        values.append(o._value if type(o) is BatchedTensor else o)
+    out_spec = "".join(letter[level] for level in levels) + output
+    return make(hooked(",".join(new_specs) + "->" + out_spec, *values), levels)
+
+
+# -- losses ---------------------------------------------------------------------------------
+
+def _reduction(kwargs: dict, args: tuple, pos: int) -> Any:
+    if "reduction" in kwargs:
+        return kwargs["reduction"]
+    if len(args) > pos:
+        return args[pos]
+    return "mean"
+
+
+@rule("cross_entropy", "nll_loss")
+def class_loss_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """The per-sample losses of the flattened samples, reduced per sample."""
+    input, target = args[0], args[1]
+    weight = kwargs.get("weight", args[2] if len(args) > 2 else None)
+    if len(args) > 3 or set(kwargs) - {"weight", "ignore_index", "reduction", "label_smoothing"}:
+        return NotImplemented
+    if kwargs.get("label_smoothing", 0.0) or type(weight) is BatchedTensor:
+        return NotImplemented
+    if not isinstance(target, Tensor) or target.dtype.is_floating_point \
+            or input.dim() not in (1, 2) or target.dim() != input.dim() - 1:
+        return NotImplemented
+    reduction = kwargs.get("reduction", "mean")
+    if reduction not in ("mean", "sum", "none"):
+        return NotImplemented
+    ignore = kwargs.get("ignore_index", -100)
+    k = len(levels)
+    x = full_physical(input, levels)
+    t = full_physical(target, levels)
+    batch = tuple(x.shape[:k])
+    classes = x.shape[-1]
+    flat_x = x.reshape((-1, classes))
+    flat_t = t.reshape((-1,))
+    losses = hooked(flat_x, flat_t, weight, ignore_index=ignore, reduction="none")
+    per = losses.reshape(batch + tuple(input.shape[:-1]))
+    if reduction == "none":
+        return make(per, levels)
+    n = input.dim() - 1
+    dims = tuple(range(k, k + n))
+    if reduction == "mean" and weight is None and dims and \
+            not bool((t._data == ignore).any()):  # every target counts: a plain mean
+        return make(per.mean(dims), levels)
+    total = per.sum(dims) if dims else per
+    if reduction == "sum":
+        return make(total, levels)
+    valid = t != ignore
+    if weight is not None:
+        w = weight[t.clamp(0, classes - 1)] * valid
+    else:
+        w = valid.to(x.dtype)
+    count = w.sum(dims) if dims else w
+    return make(total / count, levels)
+
+
+@rule("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+def regression_loss_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    input, target = args[0], args[1]
+    if len(args) > 2 or set(kwargs) - {"reduction", "beta", "delta"}:
+        return NotImplemented
+    if not isinstance(target, Tensor) or tuple(input.shape) != tuple(target.shape):
+        return NotImplemented  # torch's broadcast warning, per sample
+    reduction = kwargs.get("reduction", "mean")
+    if reduction not in ("mean", "sum", "none"):
+        return NotImplemented
+    k = len(levels)
+    rest = {key: v for key, v in kwargs.items() if key != "reduction"}
+    per = hooked(physical(input, levels), physical(target, levels), reduction="none", **rest)
+    if reduction == "none":
+        return make(per, levels)
+    dims = tuple(range(k, per.dim()))
+    if not dims:
+        return make(per, levels)
+    return make(per.sum(dims) if reduction == "sum" else per.mean(dims), levels)
 
 
 _register_pointwise()
+for _random in _batched.RANDOM_OPS:
+    RULES[_random] = _batched.random_op

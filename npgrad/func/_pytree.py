@@ -60,12 +60,18 @@ def _is_namedtuple_type(kind: Any) -> bool:
     return isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields")
 
 
+def _is_structseq_type(kind: Any) -> bool:
+    """torch's ``return_types`` (npgrad's copies of them): structseqs, nodes as in torch."""
+    return isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind,
+                                                                          "n_sequence_fields")
+
+
 def _children(tree: Any) -> tuple[Any, Any, list] | None:
     """(kind, context, children) of a node, or None for a leaf."""
     kind = type(tree)
     if kind is tuple or kind is list:
         return kind, None, list(tree)
-    if isinstance(tree, tuple) and hasattr(kind, "_fields"):
+    if isinstance(tree, tuple) and (hasattr(kind, "_fields") or _is_structseq_type(kind)):
         return kind, None, list(tree)
     if isinstance(tree, dict):
         keys = list(tree.keys())
@@ -102,6 +108,8 @@ def _build(it: Any, spec: TreeSpec) -> Any:
         return kind(children)
     if _is_namedtuple_type(kind):
         return kind(*children)
+    if _is_structseq_type(kind):
+        return kind(children)
     return kind(zip(spec.context, children))
 
 

@@ -29,6 +29,7 @@ import weakref
 from typing import Any, Callable
 
 from .. import _vmap_mode
+from .._vmap_mode import VmapFallback
 from .._forward import FW
 from .._mode import is_grad_enabled
 from .._tensor import Tensor, edge_of
@@ -36,6 +37,8 @@ from ..autograd import grad as autograd_grad
 from ..autograd.graph import AccumulateGrad
 from ..autograd.grad_mode import enable_grad
 from ._pytree import TreeSpec, spec_pprint, tree_flatten, tree_unflatten
+from . import _batched
+from ._batched import BatchedTensor
 from ._vmap import vmap
 
 
@@ -84,8 +87,42 @@ def _is_private(t: Tensor) -> bool:
     return ref is not None and ref() is t
 
 
+# Note [grad under a batched vmap]
+# Inside a vmap that runs on batched values (Note [Batched values] in ``_batched``) the graph
+# is made of physical values, all samples at once.  A gradient per sample needs an input per
+# sample: the fresh tensor a transform hands the function is the input expanded to every
+# running batched level (an unbatched parameter becomes one copy per sample, as a view), and
+# the gradient is taken with respect to that expanded view, so sample ``b``'s gradient is
+# the slice of the physical gradient at ``b`` -- the per-sample gradients of torch.func,
+# from one backward over the batch.  Forward mode has no batched form here: ``jvp`` (and
+# ``jacfwd``, ``hessian``, ``linearize``) make the vmap run by slices.
+
+def _batched_levels() -> tuple:
+    if not _vmap_mode.VMAP.depth:
+        return ()
+    return tuple(level for level in _vmap_mode.VMAP.levels if level.batched)
+
+
+def _plain(t: Any) -> Any:
+    """The physical value of a batched tensor (Note [grad under a batched vmap])."""
+    return t._value if type(t) is BatchedTensor else t
+
+
+def _enter_batched(t: Tensor, levels: tuple) -> Tensor:
+    value = _plain(t)
+    own = t._levels if type(t) is BatchedTensor else ()
+    fresh = value.view_as(value) if value._requires_grad \
+        else _private(value.detach().requires_grad_())
+    if FW.level >= 0:
+        raise VmapFallback("forward-mode AD")
+    return _batched.make(_batched.full_physical(_batched.make(fresh, own), levels), levels)
+
+
 def _enter(t: Tensor) -> Tensor:
     """The tensor the function sees for differentiated input ``t``; Note [Transform levels]."""
+    levels = _batched_levels()
+    if levels:
+        return _enter_batched(t, levels)
     if t._requires_grad:
         return t.view_as(t)  # views keep their base's tangent
     fresh = _private(t.detach().requires_grad_())
@@ -106,6 +143,7 @@ def _reaches_foreign_leaf(outputs: list) -> bool:
     seen: set = set()
     stack = []
     for o in outputs:
+        o = _plain(o)
         if not isinstance(o, Tensor) or not o._requires_grad:
             continue
         if o._grad_fn is None and o._base is None:
@@ -133,7 +171,7 @@ def _needs_graph(outer_grad: bool, inputs: list, outputs: list) -> bool:
         return True
     if not outer_grad:
         return False
-    if any(t._requires_grad for t in inputs):
+    if any(_plain(t)._requires_grad for t in inputs):
         return True
     return _reaches_foreign_leaf(outputs)
 
@@ -141,13 +179,16 @@ def _needs_graph(outer_grad: bool, inputs: list, outputs: list) -> bool:
 def _exit(x: Any, keep_graph: bool) -> Any:
     if keep_graph or not isinstance(x, Tensor):
         return x
-    return x.detach() if x._requires_grad else x
+    return x.detach() if _plain(x)._requires_grad else x
 
 
 def _gradients(outputs: list, inputs: list, cotangents: list | None, create_graph: bool,
                retain_graph: bool) -> list:
     """d outputs / d inputs (zeros where unused), skipping outputs that need no grad."""
     from .._creation import zeros_like
+
+    if any(type(t) is BatchedTensor for t in (*outputs, *inputs)):
+        return _batched_gradients(outputs, inputs, cotangents, create_graph, retain_graph)
 
     pairs = [(o, None if cotangents is None else c)
              for o, c in zip(outputs, cotangents or outputs) if o._requires_grad]
@@ -158,6 +199,40 @@ def _gradients(outputs: list, inputs: list, cotangents: list | None, create_grap
     grads = autograd_grad(outs, inputs, cts, retain_graph=retain_graph,
                           create_graph=create_graph, allow_unused=True)
     return [zeros_like(t) if g is None else g for g, t in zip(grads, inputs)]
+
+
+def _batched_gradients(outputs: list, inputs: list, cotangents: list | None,
+                       create_graph: bool, retain_graph: bool) -> list:
+    """``_gradients`` on physical values (Note [grad under a batched vmap])."""
+    from .._creation import ones_like, zeros_like
+
+    outs, cts = [], []
+    for i, o in enumerate(outputs):
+        value = _plain(o)
+        if not value._requires_grad:
+            continue
+        own = o._levels if type(o) is BatchedTensor else ()
+        if cotangents is None:
+            ct = ones_like(value)
+        else:
+            c = cotangents[i]
+            c_levels = c._levels if type(c) is BatchedTensor else ()
+            if any(level not in own for level in c_levels):
+                raise VmapFallback("a cotangent batched where its output is not")
+            ct = _batched.full_physical(c, own) if own else _plain(c)
+        outs.append(value)
+        cts.append(ct)
+    values = [_plain(t) for t in inputs]
+    if not outs:
+        grads: list = [None] * len(values)
+    else:
+        grads = list(autograd_grad(outs, values, cts, retain_graph=retain_graph,
+                                   create_graph=create_graph, allow_unused=True))
+    result = []
+    for g, t, value in zip(grads, inputs, values):
+        own = t._levels if type(t) is BatchedTensor else ()
+        result.append(_batched.make(zeros_like(value) if g is None else g, own))
+    return result
 
 
 # -- grad -----------------------------------------------------------------------------------
@@ -323,6 +398,8 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
             if not isinstance(t, Tensor):
                 raise RuntimeError(prefix + f"Expected {role} to only contain Tensors, got "
                                    f"{type(t)}")
+    if _batched_levels():  # Note [grad under a batched vmap]
+        raise VmapFallback("jvp")
     if FW.level >= 0:
         return _jvp_by_double_vjp(func, primals, flat_t, has_aux)
     return _jvp_forward_mode(func, flat_p, flat_t, p_spec, has_aux)
@@ -504,6 +581,8 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
                 start += n
             res = jvp(restricted, primals, tree_unflatten(tangents, in_spec), has_aux=has_aux)
             return (res[1], res[0], res[2]) if has_aux else (res[1], res[0])
+
+        column._vmap_by_slices = True  # type: ignore[attr-defined]  # forward mode
 
         dtype = flat_in[0].dtype if flat_in else None
         if total == 0:

@@ -1,47 +1,33 @@
 """``vmap``: map a function over a dimension of its inputs, with torch's semantics and errors.
 
 Note [vmap by slices]
-torch runs a vmapped function once, on BatchedTensors, and every op applies its batching
-rule.  npgrad's ops have no dispatch layer yet where such rules could sit (issue 11 builds the
-op registry they will live in), so vmap here has two paths:
+vmap has two ways to run a function.  The first, tried first, is torch's: the function runs
+once, on BatchedTensors, and every op it calls runs once over the whole batch by its batching
+rule, or by torch's per-op fallback with torch's performance warning (Note [Batched values]
+in ``npgrad.func._batched``).  When the function does something batched values cannot do in
+npgrad -- npgrad code that has no dispatch reads a BatchedTensor's data, a forward-mode
+transform runs inside, a random draw the batched rules do not cover -- the batched run stops
+(``VmapFallback``) and the second way runs: once per batch slice, the per-slice outputs
+stacked at ``out_dims``.  A batched run that stops has run part of the function: a Python
+side effect before the stop (a print, an append) happens once more on the slices.
 
-* **Batching rules** (``register_batching_rule``): when the function given to vmap *is* an op
-  with a rule (``vmap(torch.sin)``, ``vmap(torch.add, in_dims=(0, None))``), the rule runs the
-  op once over the whole batch.  The table is keyed by the op function; when the registry
-  lands, its dispatcher consults the same table for ops called *inside* a vmapped function.
-* **The fallback**: every other function runs once per batch slice, and the per-slice outputs
-  are stacked at ``out_dims``.  This is exact for values, dtypes, shapes and gradients (the
-  slices are views of the inputs and ``stack`` is differentiable, so ``vmap(grad(f))``,
-  ``grad(vmap(f))`` and nested vmaps compose), and ``chunk_size`` cannot change a result.
-
-What differs from torch in the fallback:
+The slices are exact for values, dtypes, shapes and gradients (the slices are views of the
+inputs and ``stack`` is differentiable, so ``vmap(grad(f))``, ``grad(vmap(f))`` and nested
+vmaps compose), and ``chunk_size`` cannot change a result.  What they differ in from torch:
 * which tensors are batched: the slices vmap hands to the function and views of them
-  (``Level.slices``; ``grad`` inside vmap keeps its fresh inputs there too).  torch's
-  refusals of ``.item()`` and of data-dependent control flow (``if t:``) are raised, with
-  torch's text, for those; a value *computed* from a slice is an ordinary tensor here, so
-  ``t.sum().item()`` returns each slice's number where torch refuses.
-* in-place writes: torch refuses writing a batched value into an unbatched tensor.  The
-  unbatched tensors known here are the captured ones (Note [Captured tensors] in
-  ``npgrad._vmap_mode``: inputs with in_dim None, tensors in the function's closure and the
-  globals it names); a write into one of those with a slice (or a view of one) is refused
-  with torch's text (three wordings, Note [In-place refusals]); a write into a tensor made
-  inside the function is done per slice, as the loop would.
-* ``out_dims=None`` for an output: torch refuses a batched output; here an output that is
-  equal in every slice counts as unbatched (its first slice's value is returned), any other
-  raises torch's error.
-* randomness: 'error' raises torch's error on the first draw from any generator (every
-  sampler draws through ``Generator._words``); 'same' restores, before each slice, the state
-  each generator had when the first slice first drew from it, so every slice draws the very
-  numbers torch's single unbatched draw gives; 'different' lets the slices draw one after the
-  other, so each slice gets its own numbers, but not the numbers torch's one batched draw of
-  shape ``(B, *shape)`` gives.
-* a batch of size 0 runs the function once on zero-filled slices to learn the output shapes.
-* torch returns an unbatched output broadcast to the batch as an expanded view; here it is a
-  stacked copy (same values).
-* speed is a loop's: per-sample gradients (``vmap(grad(loss))``) of a 32-64-10 MLP over 64
-  samples take about 110x one batched backward here, torch.func's about 16x
-  (``benchmarks/vmap_per_sample_grad.py``).  Issue 15's target (2x) needs the batching rules
-  to run for the ops *inside* the function, which is what the registry's dispatcher will do.
+  (``Level.slices``); torch's refusals of ``.item()`` and of data-dependent control flow are
+  raised for those, not for values computed from them.
+* in-place writes: a write of a slice into a captured tensor (Note [Captured tensors] in
+  ``npgrad._vmap_mode``) is refused with torch's text (Note [In-place refusals]); a write
+  into a tensor made inside the function is done per slice, as the loop would.
+* ``out_dims=None`` for an output: an output equal in every slice counts as unbatched.
+* randomness: 'error' raises torch's error on the first draw; 'same' restores, before each
+  slice, the generator states of the first slice; 'different' lets the slices draw one after
+  the other (torch's numbers wherever one draw of ``(B, *shape)`` gives the numbers of B
+  draws of ``shape``, which torch's vectorized normal sampler does not).
+* a batch of size 0 runs the function once on zero-filled slices to learn the output shapes
+  (the batched run needs no sample, but the per-op fallback does, so size 0 goes by slices).
+* speed is a loop's.
 """
 from __future__ import annotations
 
@@ -50,22 +36,21 @@ from typing import Any, Callable
 
 from .. import _vmap_mode
 from .._tensor import Tensor
-from .._vmap_mode import Level
+from .._vmap_mode import Level, VmapFallback
+from . import _batched
+from ._batched import BatchedTensor
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 RANDOMNESS = ("error", "different", "same")
 
-# op function -> rule(batch_size, args, in_dims) -> output with the batch dim at 0, or None
-# when the rule declines (the fallback then runs).  See Note [vmap by slices].
-BATCHING_RULES: dict[Any, Callable] = {}
 
-
-def register_batching_rule(*ops: Any) -> Callable:
-    """Register ``rule(batch_size, args, in_dims)`` as the batching rule of ``ops``."""
-    def register(rule: Callable) -> Callable:
-        for op in ops:
-            BATCHING_RULES[op] = rule
-        return rule
+def register_batching_rule(*names: str) -> Callable:
+    """Register ``rule(hooked, levels, args, kwargs)`` as the batching rule of the ops
+    ``names`` (see ``npgrad.func._batching_rules``)."""
+    def register(fn: Callable) -> Callable:
+        for name in names:
+            _batched.RULES[name] = fn
+        return fn
     return register
 
 
@@ -170,48 +155,94 @@ def vmap_call(func: Callable, in_dims: Any, out_dims: Any, randomness: str,
     _check_out_dims(func, out_dims)
     flat_args, flat_dims, spec = _flat_in_dims(func, in_dims, args)
     batch = _batch_size(flat_args, flat_dims)
-    try:
-        rule = BATCHING_RULES.get(func) if not kwargs else None
-    except TypeError:  # an unhashable callable
-        rule = None
-    if rule is not None:
-        out = _with_rule(rule, batch, args, flat_args, flat_dims, spec, chunk_size)
-        if out is not None:
-            return _place_batched(func, out, out_dims)
+    if batch and not _slices_only(func):
+        try:
+            if chunk_size is None or chunk_size >= batch:
+                return _batched_run(func, out_dims, randomness, batch, flat_args, flat_dims,
+                                    spec, kwargs)
+            return _chunked(func, out_dims, randomness, batch, flat_args, flat_dims, spec,
+                            kwargs, chunk_size)
+        except VmapFallback as stop:
+            if any(level.batched for level in _vmap_mode.VMAP.levels):
+                raise stop  # an outer level runs batched too: it starts over by slices
     return _by_slices(func, out_dims, randomness, batch, flat_args, flat_dims, spec, kwargs)
 
 
-def _with_rule(rule: Callable, batch: int, args: tuple, flat_args: list, flat_dims: list,
-               spec: Any, chunk_size: int | None) -> Any:
-    if spec.children and any(not c.is_leaf() for c in spec.children):
-        return None  # rules take flat positional arguments
-    if chunk_size is None or chunk_size >= batch:
-        return rule(batch, tuple(flat_args), tuple(flat_dims))
+def _slices_only(func: Callable) -> bool:
+    """Functions known to need per-sample runs (forward-mode transforms, Note [Batched
+    values]): they go by slices at once."""
+    return getattr(func, "_vmap_by_slices", False)
+
+
+def _batched_run(func: Callable, out_dims: Any, randomness: str, batch: int, flat_args: list,
+                 flat_dims: list, spec: Any, kwargs: dict) -> Any:
+    """Note [Batched values]: the function runs once, on BatchedTensors of a new level."""
+    level = Level(batch, randomness, batched=True)
+    _vmap_mode.push(level)
+    _batched.enable()
+    try:
+        entered = [a if d is None else _enter(a, d, level) for a, d in zip(flat_args, flat_dims)]
+        out = func(*tree_unflatten(entered, spec), **kwargs)
+        flat_out, out_spec = tree_flatten(out)
+        flat_out_dims = _flat_out_dims(func, out_dims, out_spec)
+        results = [_exit(func, o, level, d) for o, d in zip(flat_out, flat_out_dims)]
+    finally:
+        _batched.disable()
+        _vmap_mode.pop()
+    return tree_unflatten(results, out_spec)
+
+
+def _enter(a: Tensor, d: int, level: Level) -> Tensor:
+    """Input ``a``, mapped over its (logical) dim ``d``, as a value batched at ``level``."""
+    if type(a) is BatchedTensor:
+        k = len(a._levels)
+        return _batched.make(a._value.movedim(k + d, k), a._levels + (level,))
+    return _batched.make(a.movedim(d, 0) if d else a, (level,))
+
+
+def _exit(func: Callable, o: Any, level: Level, d: Any) -> Any:
+    """Output ``o`` of the function with ``level``'s batch dim at (logical) dim ``d``."""
+    name = func_name(func)
+    batched = type(o) is BatchedTensor and level in o._levels
+    if d is None:
+        if batched:
+            raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when "
+                             "out_dim is None")
+        return o
+    if not isinstance(o, Tensor):
+        raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                         f"{type(o)}. Did you mean to set out_dims= to None for output?")
+    if not batched:  # the same for every sample: torch returns it expanded to the batch
+        o = _batched.make(_batched.full_physical(o, (level,)) if type(o) is not BatchedTensor
+                          else _batched.full_physical(o, o._levels + (level,)),
+                          (o._levels if type(o) is BatchedTensor else ()) + (level,))
+    rest = o._levels[:-1]
+    k = len(rest)
+    rank = o.dim() + 1
+    if not -rank <= d < rank:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, "
+                         f"{rank - 1}], but got {d})")
+    value = o._value if d % rank == 0 else o._value.movedim(k, k + d % rank)
+    return _batched.make(value, rest)
+
+
+def _chunked(func: Callable, out_dims: Any, randomness: str, batch: int, flat_args: list,
+             flat_dims: list, spec: Any, kwargs: dict, chunk_size: int) -> Any:
     from .._ops.shape import cat
 
     pieces = []
     for start in range(0, batch, chunk_size):
         n = min(chunk_size, batch - start)
-        chunk = tuple(a if d is None else a.narrow(d, start, n)
-                      for a, d in zip(flat_args, flat_dims))
-        out = rule(n, chunk, tuple(flat_dims))
-        if out is None:
-            return None
-        pieces.append(out)
-    return cat(pieces, 0)
-
-
-def _place_batched(func: Callable, out: Any, out_dims: Any) -> Any:
-    """Move a rule's batch dim (at 0 of each output) to ``out_dims``."""
-    flat_out, out_spec = tree_flatten(out)
+        chunk = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims)]
+        pieces.append(tree_flatten(_batched_run(func, out_dims, randomness, n, chunk, flat_dims,
+                                                spec, kwargs)))
+    out_spec = pieces[0][1]
     flat_out_dims = _flat_out_dims(func, out_dims, out_spec)
-    placed = []
-    for o, d in zip(flat_out, flat_out_dims):
-        if d is None:
-            raise ValueError(f"vmap({func_name(func)}, ...): `{func_name(func)}` can not "
-                             "return a BatchedTensor when out_dim is None")
-        placed.append(o.movedim(0, d))
-    return tree_unflatten(placed, out_spec)
+    joined = []
+    for i, d in enumerate(flat_out_dims):
+        values = [p[0][i] for p in pieces]
+        joined.append(values[0] if d is None else cat(values, d))
+    return tree_unflatten(joined, out_spec)
 
 
 def _flat_out_dims(func: Callable, out_dims: Any, out_spec: Any) -> list:
