@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._mode import RECORDING, _tls
 from .._tensor import Tensor, bump_version, wrap
 from . import checks
 from ._core import Node, SavedTensor, record, saved
@@ -22,7 +23,7 @@ class _NormNode(Node):
     eval mode ``stats`` holds the fixed ``(mean, invstd)`` arrays.
     """
 
-    __slots__ = ("input", "weight", "axes", "param_shape", "wshape", "eps", "stats")
+    __slots__ = ("input", "weight", "axes", "param_shape", "wshape", "eps", "stats", "moments")
     _saved_fields = ("input", "weight")
 
     def backward(self, grad: Tensor) -> tuple:
@@ -34,6 +35,14 @@ class _NormNode(Node):
         w = saved(self, "weight") if self.weight is not None else None
         axes = self.axes
         need_x, need_w, need_b = (self.next_functions[i][0] is not None for i in range(3))
+        if (self.moments is not None
+                and not (_tls.mode == RECORDING and (grad._requires_grad or x._requires_grad
+                                                     or (w is not None and w._requires_grad)))
+                and x._data.dtype.kind == "f" and grad._data.dtype == x._data.dtype
+                and grad._data.shape == x._data.shape):
+            return _layer_norm_backward_np(self, grad._data, x._data, self.moments,
+                                           None if w is None else w._data,
+                                           need_x, need_w, need_b)
         if self.stats is None:
             mu = mean(x, axes, keepdim=True)
             xc = x - mu
@@ -62,6 +71,39 @@ class _NormNode(Node):
         return tuple(i for i in range(ndim) if self.param_shape[i] == 1)
 
 
+# Note [Layer norm's backward in NumPy]
+# The backward above is written in npgrad ops so that it can be differentiated again
+# (double backward), ~20 recorded-or-not ops with their Python cost each: 14% of a
+# small GPT's training step.  When no graph of the gradient is wanted (the usual
+# ``backward()``), layer norm's gradients are computed here in NumPy instead, with
+# the same formulas in the input's dtype, from the mean and 1/std the forward kept
+# (``moments``, rounded to the input's dtype, as torch keeps them: one number per
+# normalised row).  Batch norm keeps the op form (its eval-mode statistics, its
+# reductions over the batch).
+
+def _layer_norm_backward_np(node: "_NormNode", g: np.ndarray, x: np.ndarray, moments: tuple,
+                            w: np.ndarray | None, need_x: bool, need_w: bool,
+                            need_b: bool) -> tuple:
+    axes = node.axes
+    mu, invstd = moments
+    xhat = x - mu
+    xhat *= invstd
+    mode = _tls.mode
+    param_axes = node._param_axes(x.ndim)
+    gx = gw = gb = None
+    if need_w:
+        gw = wrap(np.multiply(g, xhat).sum(axis=param_axes).reshape(node.wshape), mode)
+    if need_b:
+        gb = wrap(g.sum(axis=param_axes).reshape(node.wshape), mode)
+    if need_x:
+        gxhat = g if w is None else g * w.reshape(node.param_shape)
+        out = gxhat - gxhat.mean(axis=axes, keepdims=True)
+        out -= xhat * np.multiply(gxhat, xhat).mean(axis=axes, keepdims=True)
+        out *= invstd
+        gx = wrap(out, mode)
+    return gx, gw, gb
+
+
 class NativeBatchNormBackward0(_NormNode):
     __slots__ = ()
 
@@ -71,9 +113,11 @@ class NativeLayerNormBackward0(_NormNode):
 
 
 def _norm_record(cls: type, input: Tensor, weight: Any, bias: Any, out: np.ndarray, axes: tuple,
-                 param_shape: tuple, wshape: tuple, eps: float, stats: Any) -> Tensor:
+                 param_shape: tuple, wshape: tuple, eps: float, stats: Any,
+                 moments: Any = None) -> Tensor:
     res, node = record(cls, (input, weight, bias), out)
     if node is not None:
+        node.moments = moments
         node.input = SavedTensor(input)
         node.weight = SavedTensor(weight) if weight is not None else None
         node.axes, node.param_shape, node.eps, node.stats = axes, param_shape, eps, stats
@@ -189,15 +233,20 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     axes = tuple(range(x.ndim - k, x.ndim))
     param_shape = (1,) * (x.ndim - k) + shape
     mu = x.mean(axis=axes, dtype=np.float64, keepdims=True)
-    var = np.square(x - mu).mean(axis=axes, keepdims=True)
-    out = (x - mu) / np.sqrt(var + eps)
+    xc = x - mu
+    var = np.square(xc).mean(axis=axes, keepdims=True)
+    std = np.sqrt(var + eps)
+    out = xc / std
     if weight is not None:
         out = out * weight._data
     if bias is not None:
         out = out + bias._data
     out = np.ascontiguousarray(out, dtype=x.dtype)
+    moments = None
+    if x.dtype.char in "fd":   # Note [Layer norm's backward in NumPy]
+        moments = (mu.astype(x.dtype), (1.0 / std).astype(x.dtype))
     return _norm_record(NativeLayerNormBackward0, input, weight, bias, out, axes, param_shape,
-                        shape, eps, None)
+                        shape, eps, None, moments)
 
 
 # -- group and instance norm: composites over layer_norm ----------------------------------

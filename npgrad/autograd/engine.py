@@ -160,21 +160,42 @@ def _plan(roots: list, root_grads: list, capture: list | None, accumulate: bool)
     return task
 
 
+class _Reached:
+    """The nodes of a run: those some edge points at (``dependencies``' keys) and the roots."""
+
+    __slots__ = ("dependencies", "roots")
+
+    def __init__(self, dependencies: dict, roots: set) -> None:
+        self.dependencies = dependencies
+        self.roots = roots
+
+    def __contains__(self, node: Any) -> bool:
+        return node in self.dependencies or node in self.roots
+
+
 def _reachable(roots: list) -> tuple:
-    """All nodes reachable from ``roots`` and, per node, how many edges point at it."""
+    """All nodes reachable from ``roots`` and, per node, how many edges point at it.
+
+    A node is pushed when its first edge is counted, so ``dependencies`` doubles as the
+    set of nodes seen (one dict operation per edge; a root is pushed only as a root).
+    """
     dependencies: dict = {}
-    seen = set(roots)
+    count_of = dependencies.get
+    root_set = set(roots)
     stack = list(roots)
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
-        for child, _ in node.next_functions:
+        for child, _ in pop().next_functions:
             if child is None:
                 continue
-            dependencies[child] = dependencies.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return seen, dependencies
+            count = count_of(child)
+            if count is None:
+                dependencies[child] = 1
+                if child not in root_set:
+                    push(child)
+            else:
+                dependencies[child] = count + 1
+    return _Reached(dependencies, root_set), dependencies
 
 
 def _needed(roots: list, targets: set) -> set:
@@ -215,10 +236,26 @@ def _execute(task: GraphTask) -> None:
     tasks.append(task)
     plain = task.captures is None  # Note [The engine's plain path]
     retain = task.retain_graph
+    heappush, heappop = heapq.heappush, heapq.heappop
+    nxt: Any = None        # Note [The next node without the queue]
+    nxt_grads: Any = None
     try:
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node, None)
+        while True:
+            if nxt is not None:
+                if ready and ready[0][0] < -nxt._seq:  # a newer node is ready: it goes first
+                    if nxt_grads is not None:
+                        buffers[nxt] = nxt_grads
+                    heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    node = heappop(ready)[2]
+                    grads = buffers.pop(node, None)
+                else:
+                    node, grads = nxt, nxt_grads
+                nxt = nxt_grads = None
+            elif ready:
+                node = heappop(ready)[2]
+                grads = buffers.pop(node, None)
+            else:
+                break
             if (plain and grads is not None and node._hooks is None
                     and type(node) is not AccumulateGrad and not anomaly_mode._anomaly_enabled):
                 outputs = node.backward(*grads)
@@ -229,20 +266,31 @@ def _execute(task: GraphTask) -> None:
             for (child, nr), grad in zip(node.next_functions, outputs):
                 if child is None or (needed is not None and child not in needed):
                     continue
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                buf = buffers.pop(child, None) if remaining == 0 else buffers.get(child)
                 if grad is not None:
                     meta = child._out_meta[nr]
                     data = grad._data
                     if data.shape != meta[0] or data.dtype != meta[1]:
                         grad = fit_to_meta(grad, meta)
-                    buf = buffers.get(child)
                     if buf is None:
-                        buf = buffers[child] = [None] * len(child._out_meta)
-                    prev = buf[nr]
-                    buf[nr] = grad if prev is None else prev + grad
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
+                        buf = [None] * len(child._out_meta)
+                        if remaining:
+                            buffers[child] = buf
+                        buf[nr] = grad
+                    else:
+                        prev = buf[nr]
+                        buf[nr] = grad if prev is None else prev + grad
                 if remaining == 0:
-                    heapq.heappush(ready, (-child._seq, id(child), child))
+                    if nxt is None:
+                        nxt, nxt_grads = child, buf
+                    else:
+                        if child._seq > nxt._seq:  # keep the newer one in hand
+                            nxt, nxt_grads, child, buf = child, buf, nxt, nxt_grads
+                        if buf is not None:
+                            buffers[child] = buf
+                        heappush(ready, (-child._seq, id(child), child))
         callbacks = task.callbacks
         i = 0
         while i < len(callbacks):  # a callback may queue more
@@ -252,6 +300,14 @@ def _execute(task: GraphTask) -> None:
         _tls.mode = previous_mode
         tasks.pop()
 
+
+# Note [The next node without the queue]
+# In a chain (and in most of any graph) the node that becomes ready last is the one to
+# run next: it is the newest ready node.  So a node made ready is kept in hand (``nxt``,
+# with its gradients) rather than pushed on the heap and popped again, and its buffer
+# never enters ``buffers``; before it runs it is compared with the heap's newest node,
+# and goes to the heap if that one is newer, which keeps torch's order exactly.  Of two
+# children made ready by one node the newer is kept in hand.
 
 # Note [The engine's plain path]
 # Most nodes of most runs have no hooks, are not captured, got a gradient and run
