@@ -24,6 +24,7 @@ from ._device import device  # noqa: F401
 from ._size import Size  # noqa: F401
 from ._mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 from ._tensor import Tensor  # noqa: F401
+from . import _sparse_tensor  # noqa: F401  (binds SparseTensor into the sparse ops)
 from ._ops.signature import signature, unchecked
 from ._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
 from ._creation import (  # noqa: F401

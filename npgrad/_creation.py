@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,7 +21,11 @@ from ._ops._shape_util import parse_shape
 from ._ops.allocation import (allocate, check_new_sizes, check_nonnegative, check_numel,
                                sizes_str, wrap_int64)
 from ._ops._core import check_int_scalar
-from ._tensor import INFERENCE_COUNTER, Tensor, _make
+if TYPE_CHECKING:
+    from ._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from ._tensor_base import TensorBase as Tensor
+from ._tensor_base import INFERENCE_COUNTER, _make, make_tensor
 from .autograd.graph import Node
 from ._device import check_device
 
@@ -32,7 +36,7 @@ def _leaf(data: np.ndarray, requires_grad: bool = False) -> Tensor:
     if requires_grad and data.dtype.kind not in "fVc":  # "V": bfloat16
         raise RuntimeError(FACTORY_GRAD_MSG)
     vc = INFERENCE_COUNTER if _tls.mode & INFERENCE else None
-    return _make(Tensor, data, None, bool(requires_grad), vc)
+    return make_tensor(data, None, bool(requires_grad), vc)
 
 
 def _np_dtype(dtype: Any) -> np.dtype | None:

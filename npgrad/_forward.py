@@ -106,7 +106,7 @@ def has_tangent(t: Any) -> bool:
 
 def _dual_extra(t: Any) -> Any:
     """``t``'s TensorExtra, made if needed, with ``t`` remembered as carrying a tangent."""
-    from ._tensor import TensorExtra
+    from ._tensor_base import TensorExtra
 
     extra = t._extra
     if extra is None:
@@ -118,7 +118,7 @@ def _dual_extra(t: Any) -> Any:
 
 def set_tangent(t: Any, tangent: Any) -> None:
     """Give ``t`` the tangent ``tangent`` (laid out like ``t``, see Note [Tangents share ...])."""
-    from ._tensor import wrap
+    from ._tensor_base import wrap
 
     extra = _dual_extra(t)
     laid_out = laid_out_like(tangent._data, t._data)
@@ -137,7 +137,7 @@ def _recorded_copy_like(tangent: Any, primal: np.ndarray) -> Any:
     recorded), so its gradient flows back to ``tangent`` (reverse over forward).
     """
     from ._ops.views import Geometry, as_strided
-    from ._tensor import wrap
+    from ._tensor_base import wrap
 
     if tangent._data.shape != primal.shape:
         tangent = tangent.expand(primal.shape)
@@ -259,7 +259,7 @@ def view_tangent(view_data: np.ndarray, source: Any) -> Any:
     if v_hi >= v_lo and not (s_lo <= start + v_lo
                              and start + v_hi + view_data.itemsize <= s_hi + src.itemsize):
         return None
-    from ._tensor import version_counter, wrap
+    from ._tensor_base import version_counter, wrap
 
     # a view of other dtype (a complex tensor's real parts, or its real pairs, and back) reads
     # the same bytes of a tangent of its source's own dtype as of the source
@@ -349,7 +349,7 @@ class PendingJvp:
             if tangent._data.dtype != dtype:
                 tangent = tangent.to(_dtype_of(dtype))
             if out is None:  # the output died; a saved copy (same array and extra) reads this
-                from ._tensor import _make
+                from ._tensor_base import _make
 
                 out = _make(type(tangent), data, None, False, None)
                 out._extra = extra
@@ -411,7 +411,7 @@ def write_tangent(target: Any, tangent: Any) -> None:
     """
     if tangent is UNCHANGED:
         return
-    from ._tensor import wrap
+    from ._tensor_base import wrap
 
     current = tangent_of(target)
     if current is None:
@@ -428,6 +428,6 @@ def write_tangent(target: Any, tangent: Any) -> None:
     else:
         np.copyto(current._data, np.broadcast_to(tangent._data, current._data.shape),
                   casting="unsafe")
-    from ._tensor import bump_version
+    from ._tensor_base import bump_version
 
     bump_version(current)  # the tangent was written in place, as torch's

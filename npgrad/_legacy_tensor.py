@@ -18,7 +18,8 @@ import numpy as np
 
 from . import _dtype
 from ._size import Size
-from ._tensor import Tensor, _make
+from ._tensor import Tensor
+from ._tensor_base import _make
 
 
 def _new_error(got: str) -> TypeError:

@@ -31,13 +31,16 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._device import check_device, device as _device
 from ._ops.signature import bind_generator_class
-from ._tensor import Tensor
+if TYPE_CHECKING:
+    from ._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from ._tensor_base import TensorBase as Tensor
 from ._vmap_mode import VMAP, on_random_draw
 
 DEFAULT_SEED = 67280421310721  # what a new torch.Generator() starts from

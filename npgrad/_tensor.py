@@ -19,306 +19,78 @@ from __future__ import annotations
 
 import builtins
 import warnings
-import weakref
 from typing import TYPE_CHECKING, Any, Iterator, Union
 
 import numpy as np
 
 from . import _dtype
-from ._forward import FW, flush as flush_tangents, install as install_tangent
-from ._mode import _tls, GRAD, INFERENCE, RECORDING
+from ._forward import FW, flush as flush_tangents
+from ._mode import _tls, GRAD, INFERENCE
 from ._size import Size
 from ._vmap_mode import VMAP, check_batched_write, check_control_flow, check_item
 from ._storage import (TypedStorage, UntypedStorage, deepcopy_array, root_of, storage_offset,
                        untyped_storage_of, warn_typed_storage)
 from ._ops._shape_util import NO_DIM, wrap_dim
 from ._ops.signature import bind_tensor_class, method_signature, unchecked
-from .autograd.graph import AccumulateGrad, new_accumulator
+from ._tensor_base import (INFERENCE_COUNTER, TensorBase, TensorExtra, VersionCounter,
+                           _make, bind_tensor_class as bind_base_class)
+from ._ops.pointwise import (
+    abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clamp, clamp_max,
+    clamp_min, cos, div, eq, exp, expm1, floor, floor_divide, fmod, frac, ge, gt, isnan, isinf,
+    isfinite, le, lerp, log, log1p, log2, log10, logical_and, logical_not, logical_or,
+    logical_xor, lt, masked_fill, maximum, minimum, mul, ne, neg, pow, rdiv, reciprocal, relu,
+    remainder, round, rsqrt, rsub, sigmoid, sign, sin, sqrt, square, sub, tan, tanh, trunc,
+    where, equal, allclose, isclose,
+)
+from ._ops.reduction import (
+    all, amax, amin, any, argmax, argmin, cumsum, logsumexp, log_softmax, max, mean, min,
+    norm, prod, softmax, std, sum, var,
+)
+from ._ops.linalg import bmm, dot, matmul, mm, mv, outer
+from ._ops.shape import (
+    chunk, clone, contiguous, detach, detach_, diagonal, expand, flatten, flip, gather,
+    index_select, narrow, permute, repeat, reshape, select, split, squeeze, t, to, transpose,
+    unbind, unflatten, unsqueeze, view,
+)
+from ._ops.indexing import getitem, nonzero, setitem
+from ._ops import views as _views
+from ._ops import view_inplace as _view_inplace
+from ._ops import as_strided as _as_strided
+from ._ops import sparse as _sparse_ops
+from ._ops import complex as _complex_ops
+from ._ops.inplace import (
+    add_, clamp_, copy_, div_, exp_, fill_, floor_divide_, fmod_, masked_fill_, mul_, neg_,
+    normal_, pow_, relu_, remainder_, sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,
+)
+
+# imports for methods: special functions and activations [special]
+from ._ops.special import (
+    acos, acos_, acosh, acosh_, addcdiv, addcdiv_, addcmul, addcmul_, asin, asin_, asinh,
+    asinh_, atan, atan_, atan2, atan2_, atanh, atanh_, cosh, cosh_, erf, erf_, erfc, erfc_,
+    exp2, exp2_, hypot, hypot_, logaddexp, nan_to_num, nan_to_num_, sinh, sinh_, xlogy, xlogy_,
+)
+# imports for methods: shape, indexing and creation [shape]
+from ._ops import arrange as _arrange, indexing as _indexing
+from . import _creation
+# imports for methods: sorting, scans, reductions and products [sorting]
+from ._ops.sorting import (
+    argsort, kthvalue, median, mode, msort, nanmedian, sort, topk,
+)
+from ._ops.reduction import cummax, cummin, cumprod, logcumsumexp
+from ._ops.reduction import count_nonzero, dist, nanmean, nansum
+from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross
+from ._ops.sorting import bincount, histc, unique
+from ._ops.reduction import aminmax
+from ._ops.sorting import nanquantile, quantile
+# imports for methods: devices, sampling, testing and torch.special [device]
+from ._ops import special as _special_ops
+from ._ops._core import binary_operator
+from ._ops.operators import TENSOR_TYPES, operator, reflected_operator
+from ._ops.pointwise import AddBackward0, MulBackward0, SubBackward0
 
 
 # What an operator accepts besides a tensor: a Python number (torch's ``Number``).
 _Operand = Union["Tensor", int, float, bool, complex]
-
-
-class VersionCounter:
-    """Counts in-place writes to one storage; shared by a tensor and its views."""
-
-    __slots__ = ("version",)
-
-    def __init__(self, version: int = 0) -> None:
-        self.version = version
-
-
-INFERENCE_COUNTER = VersionCounter(-1)  # marker: inference tensors have no counter
-
-
-class TensorExtra:
-    """Per-tensor state that most tensors never need."""
-
-    __slots__ = ("accumulator", "hooks", "post_accumulate_hooks", "retains_grad",
-                 "view_info", "name", "is_param", "tangent", "fw_pending", "detached_seq")
-
-    def __init__(self) -> None:
-        self.accumulator: Any = None  # weakref to this leaf's AccumulateGrad
-        self.hooks: Any = None  # leaf: _HookDict of Tensor.register_hook hooks
-        self.post_accumulate_hooks: Any = None
-        self.retains_grad = False
-        self.view_info: Any = None  # ViewInfo for views (see _ops.views)
-        self.name: str | None = None
-        self.is_param = False
-        self.tangent: Tensor | None = None  # Note [Tangents] in npgrad._forward
-        self.fw_pending: Any = None  # its PendingJvp while not yet computed
-        self.detached_seq: int | None = None  # Note [Saved tensors detached in place]
-
-
-_new = object.__new__
-
-
-def _make(cls: type, data: np.ndarray, grad_fn: Any, requires_grad: bool, vc: Any) -> Tensor:
-    t: Tensor = _new(cls)
-    t._data = data
-    t._grad_fn = grad_fn
-    t._requires_grad = requires_grad
-    t._vc = vc
-    t._output_nr = 0
-    t._base = None
-    t._grad = None
-    t._extra = None
-    return t
-
-
-def wrap(data: np.ndarray, mode: int) -> Tensor:
-    """A fresh leaf without grad holding ``data``: the output of an unrecorded op."""
-    t = _new(Tensor)
-    t._data = data
-    t._grad_fn = None
-    t._requires_grad = False
-    t._vc = INFERENCE_COUNTER if mode & INFERENCE else None
-    t._output_nr = 0
-    t._base = None
-    t._grad = None
-    t._extra = None
-    return t
-
-
-def wrap_result(data: Any, node: Any, output_nr: int = 0) -> Tensor:
-    """The output of a recorded op (``node`` is its grad_fn)."""
-    if type(data) is not np.ndarray:
-        data = np.asarray(data)
-    t = _new(Tensor)
-    t._data = data
-    t._grad_fn = node
-    t._requires_grad = True
-    t._vc = None
-    t._output_nr = output_nr
-    t._base = None
-    t._grad = None
-    t._extra = None
-    return t
-
-
-def edge_of(t: Tensor) -> tuple:
-    """The ``(node, output_nr)`` edge through which gradient reaches ``t``."""
-    fn = t._grad_fn
-    if t._base is not None:
-        fn = current_view_grad_fn(t)
-    if fn is not None:
-        return (fn, t._output_nr)
-    if t._requires_grad:
-        extra = t._extra  # the leaf's live accumulator, read inline (the common case)
-        if extra is not None:
-            ref = extra.accumulator
-            if ref is not None:
-                acc = ref()
-                if acc is not None:
-                    return (acc, 0)
-        return (grad_accumulator(t), 0)
-    return (None, 0)
-
-
-def grad_accumulator(t: Tensor) -> AccumulateGrad:
-    """The one AccumulateGrad of a leaf that requires grad (kept alive by the graph only)."""
-    extra = t._extra
-    if extra is None:
-        extra = t._extra = TensorExtra()
-    ref = extra.accumulator
-    acc = ref() if ref is not None else None
-    if acc is None:
-        acc = new_accumulator(t)
-        extra.accumulator = weakref.ref(acc)
-    return acc
-
-
-def version_counter(t: Tensor) -> VersionCounter:
-    """The tensor's shared counter, made on first need (views, saves, in-place writes)."""
-    vc = t._vc
-    if vc is None:
-        vc = t._vc = VersionCounter()
-    return vc
-
-
-def bump_version(t: Tensor) -> None:
-    vc = t._vc
-    if vc is None:
-        t._vc = VersionCounter(1)
-    elif vc is not INFERENCE_COUNTER:
-        vc.version += 1
-
-
-INFERENCE_SAVE_MSG = (
-    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
-    "inference mode in computation tracked by autograd. To work around this, you can make "
-    "a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
-    "instead of `torch.inference_mode()`."
-)
-
-
-def save_check(t: Any) -> tuple:
-    """Version bookkeeping for a tensor being saved for backward."""
-    if type(t) is not Tensor and not isinstance(t, Tensor):
-        return None, 0
-    vc = t._vc
-    if vc is INFERENCE_COUNTER:
-        raise RuntimeError(INFERENCE_SAVE_MSG)
-    if vc is None:
-        vc = t._vc = VersionCounter()
-    return vc, vc.version
-
-
-def input_version_for_save(t: Any) -> int:
-    """The version of an input being saved (-1 for a non-tensor value, which has none)."""
-    if type(t) is not Tensor and not isinstance(t, Tensor):
-        return -1
-    vc = t._vc
-    if vc is None:
-        return 0
-    if vc is INFERENCE_COUNTER:
-        raise RuntimeError(INFERENCE_SAVE_MSG)
-    return vc.version
-
-
-def _legacy_type_and_size(data: np.ndarray) -> str:
-    dt = _dtype.from_np(data.dtype)
-    return f"torch.{dt.legacy_type} [{', '.join(str(s) for s in data.shape)}]"
-
-
-def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
-    if saved._is_output:
-        vc = saved._vc
-    elif saved._version < 0:
-        return  # a Python number: no version
-    else:
-        extra = tensor._extra
-        if extra is not None and extra.detached_seq is not None:
-            _check_not_detached_in_place(tensor, extra.detached_seq, node)
-        vc = tensor._vc
-    current = 0 if vc is None else vc.version
-    if current == saved._version:
-        return
-    from .autograd import anomaly_mode
-
-    if saved._is_output:
-        producer = node
-        data = saved._data
-    else:
-        producer = tensor.grad_fn
-        data = tensor._data
-    where = ""
-    if producer is not None:
-        nr = 0 if saved._is_output else tensor._output_nr
-        where = f", which is output {nr} of {_strip_backward_suffix(producer.name())},"
-    if anomaly_mode.is_anomaly_enabled():
-        hint = ("Hint: the backtrace further above shows the operation that failed to compute "
-                "its gradient. The variable in question was changed in there or anywhere later. "
-                "Good luck!")
-    else:
-        hint = ("Hint: enable anomaly detection to find the operation that failed to compute "
-                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-    raise RuntimeError(
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [{_legacy_type_and_size(data)}]{where} is at version {current}; "
-        f"expected version {saved._version} instead. {hint}"
-    )
-
-
-DETACHED_SAVED_MSG = (
-    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
-    "This is not supported, please use out-of-place `.detach()` instead")
-
-
-def _check_not_detached_in_place(tensor: Tensor, detached_seq: int, node: Any) -> None:
-    """Note [Saved tensors detached in place]
-    torch refuses to unpack a saved input that had history when it was saved and
-    has none now (``detach_()`` ran in between).  npgrad's saved input keeps only
-    the tensor, so ``detach_`` stamps the tensor with a fresh sequence number:
-    a node with a smaller one was made, and saved the tensor, before the detach.
-    """
-    if tensor._grad_fn is None and node is not None and node._seq < detached_seq:
-        raise RuntimeError(DETACHED_SAVED_MSG)
-
-
-def _strip_backward_suffix(name: str) -> str:
-    """``MulBackward0`` -> ``Mul``; a custom Function's ``MyFnBackward`` -> ``MyFn``."""
-    i = name.rfind("Backward")
-    if i > 0 and (name[i + 8:].isdigit() or i + 8 == len(name)):
-        return name[:i]
-    return name
-
-
-def rebuild_output(saved: Any, node: Any) -> Tensor:
-    """Unpack a saved op output: same data, with ``node`` as grad_fn when recording."""
-    check_saved_version(saved, None, node)
-    data = saved._data
-    if _tls.mode == RECORDING and saved._requires_grad:
-        t = wrap_result(data, node, saved._output_nr)
-    else:
-        t = wrap(data, 0)
-    t._vc = saved._vc
-    if saved._fw_extra is not None and FW.active:
-        from ._forward import tangent_of_extra
-
-        tangent = tangent_of_extra(saved._fw_extra)
-        if tangent is not None:
-            install_tangent(t, tangent)
-    return t
-
-
-def accumulate_into_grad(leaf: Tensor, grad: Tensor) -> None:
-    """AccumulateGrad's job: add ``grad`` into ``leaf.grad`` the way torch does.
-
-    The leaf's own hooks have run already (the engine runs them first, as torch does);
-    its post-accumulate hooks run after, in ``AccumulateGrad.backward``.
-    """
-    old = leaf._grad
-    if type(grad._data) is not np.ndarray or (old is not None and type(old._data) is not
-                                              np.ndarray):  # Note [Sparse COO tensors]
-        leaf._grad = _sparse_ops.accumulate(old, grad)
-        return
-    if _tls.mode & GRAD:  # create_graph: the new .grad is part of a graph
-        if old is None:
-            # torch copies into a fresh tensor, so the first .grad has CopyBackwards.
-            fresh = _make(Tensor, np.zeros_like(grad._data), None, False, None)
-            leaf._grad = fresh.copy_(grad)
-        else:
-            leaf._grad = old + grad
-    elif old is None:
-        leaf._grad = _owned_copy(grad)
-    elif old._grad_fn is None and old._data.shape == grad._data.shape:
-        np.add(old._data, grad._data, out=old._data, casting="unsafe")
-        bump_version(old)
-    else:
-        leaf._grad = wrap(np.asarray(old._data + grad._data), 0)
-
-
-def _owned_copy(grad: Tensor) -> Tensor:
-    """A private copy of a first gradient for ``.grad``.
-
-    The incoming tensor may be shared (a user's ``gradient``, one tensor sent down
-    two edges, a tensor a hook kept), so ``.grad``, which later accumulates in
-    place, never aliases it.  torch steals provably private gradients instead;
-    proving that here would need ownership tracking the engine does not do.
-    """
-    return wrap(np.array(grad._data, copy=True, order="C"), 0)
 
 
 def _checked_hook_result(hook: Any, old: Tensor, new: Any) -> Tensor:
@@ -343,7 +115,7 @@ LEAF_REQUIRES_GRAD_MSG = (
 )
 
 
-class Tensor:
+class Tensor(TensorBase):
     """A multi-dimensional array that can record the operations applied to it.
 
     >>> import npgrad as torch
@@ -353,8 +125,7 @@ class Tensor:
     tensor([2.], grad_fn=<MulBackward0>)
     """
 
-    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_vc", "_output_nr", "_base",
-                 "_grad", "_extra", "__weakref__")
+    __slots__ = ()  # the slots are TensorBase's (Note [Tensor base and Tensor])
     __array_priority__ = 1000  # numpy defers `ndarray * tensor` to Tensor.__rmul__
 
     if TYPE_CHECKING:
@@ -411,6 +182,11 @@ class Tensor:
         def __ifloordiv__(self, other: _Operand) -> Tensor: ...
         def __imod__(self, other: _Operand) -> Tensor: ...
 
+    def _refreshed_grad_fn(self) -> Any:
+        """A view's grad_fn, rebuilt if its base changed (for the graph layer, which cannot
+        import the view machinery of the op layer above it)."""
+        return _views.refresh_view_grad_fn(self)
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
         # torch.Tensor(data) / torch.Tensor(2, 3): the legacy constructor, float32 always.
         if len(args) == 1 and not isinstance(args[0], int):
@@ -457,7 +233,7 @@ class Tensor:
         if FW.pending:  # a node's placeholder edges go before anyone sees them (npgrad._forward)
             flush_tangents()
         if self._base is not None:
-            return current_view_grad_fn(self)
+            return _views.refresh_view_grad_fn(self)
         return self._grad_fn
 
     @property
@@ -955,19 +731,11 @@ class Tensor:
     # -- arithmetic operators -------------------------------------------------
 
 
-
-
-
-
-
-
     def __rfloordiv__(self, other: Any) -> Tensor:
         return floor_divide(_as_tensor_like(other, self), self)
 
     def __rmod__(self, other: Any) -> Tensor:
         return remainder(_as_tensor_like(other, self), self)
-
-
 
 
     def __pos__(self) -> Tensor:
@@ -978,11 +746,6 @@ class Tensor:
 
     def __invert__(self) -> Tensor:
         return bitwise_not(self)
-
-
-
-
-
 
 
     # -- in-place operators ---------------------------------------------------
@@ -2271,7 +2034,6 @@ class Tensor:
         return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
 
-
     # -- methods: devices, sampling, testing and torch.special [device] --
     @method_signature("multinomial(SymInt num_samples, bool replacement=False, *, "
                       "Generator? generator=None)")
@@ -2374,64 +2136,9 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
     return scalar_tensor_like(value, like)
 
 
-def current_view_grad_fn(view: Tensor) -> Any:
-    return _views.refresh_view_grad_fn(view)
 
 
-# The op functions the methods above delegate to.  Imported last because the
-# op modules need the Tensor class defined above.
-from ._ops.pointwise import (  # noqa: E402
-    abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clamp, clamp_max,
-    clamp_min, cos, div, eq, exp, expm1, floor, floor_divide, fmod, frac, ge, gt, isnan, isinf,
-    isfinite, le, lerp, log, log1p, log2, log10, logical_and, logical_not, logical_or,
-    logical_xor, lt, masked_fill, maximum, minimum, mul, ne, neg, pow, rdiv, reciprocal, relu,
-    remainder, round, rsqrt, rsub, sigmoid, sign, sin, sqrt, square, sub, tan, tanh, trunc,
-    where, equal, allclose, isclose,
-)
-from ._ops.reduction import (  # noqa: E402
-    all, amax, amin, any, argmax, argmin, cumsum, logsumexp, log_softmax, max, mean, min,
-    norm, prod, softmax, std, sum, var,
-)
-from ._ops.linalg import bmm, dot, matmul, mm, mv, outer  # noqa: E402
-from ._ops.shape import (  # noqa: E402
-    chunk, clone, contiguous, detach, detach_, diagonal, expand, flatten, flip, gather,
-    index_select, narrow, permute, repeat, reshape, select, split, squeeze, t, to, transpose,
-    unbind, unflatten, unsqueeze, view,
-)
-from ._ops.indexing import getitem, nonzero, setitem  # noqa: E402
-from ._ops import views as _views  # noqa: E402
-from ._ops import view_inplace as _view_inplace  # noqa: E402
-from ._ops import as_strided as _as_strided  # noqa: E402
-from ._ops import sparse as _sparse_ops  # noqa: E402
-from ._ops import complex as _complex_ops  # noqa: E402
-from ._ops.inplace import (  # noqa: E402
-    add_, clamp_, copy_, div_, exp_, fill_, floor_divide_, fmod_, masked_fill_, mul_, neg_,
-    normal_, pow_, relu_, remainder_, sigmoid_, sqrt_, sub_, tanh_, uniform_, zero_,
-)
-
-# imports for methods: special functions and activations [special]
-from ._ops.special import (  # noqa: E402
-    acos, acos_, acosh, acosh_, addcdiv, addcdiv_, addcmul, addcmul_, asin, asin_, asinh,
-    asinh_, atan, atan_, atan2, atan2_, atanh, atanh_, cosh, cosh_, erf, erf_, erfc, erfc_,
-    exp2, exp2_, hypot, hypot_, logaddexp, nan_to_num, nan_to_num_, sinh, sinh_, xlogy, xlogy_,
-)
-# imports for methods: shape, indexing and creation [shape]
-from ._ops import arrange as _arrange, indexing as _indexing  # noqa: E402
-from . import _creation  # noqa: E402
-# imports for methods: sorting, scans, reductions and products [sorting]
-from ._ops.sorting import (  # noqa: E402
-    argsort, kthvalue, median, mode, msort, nanmedian, sort, topk,
-)
-from ._ops.reduction import cummax, cummin, cumprod, logcumsumexp  # noqa: E402
-from ._ops.reduction import count_nonzero, dist, nanmean, nansum  # noqa: E402
-from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross  # noqa: E402
-from ._ops.sorting import bincount, histc, unique  # noqa: E402
-from ._ops.reduction import aminmax  # noqa: E402
-from ._ops.sorting import nanquantile, quantile  # noqa: E402
-# imports for methods: devices, sampling, testing and torch.special [device]
-from ._ops import special as _special_ops  # noqa: E402
-# imports for methods: linear algebra [linalg]
-
+bind_base_class(Tensor)  # Note [Tensor base and Tensor] in npgrad._tensor_base
 bind_tensor_class(Tensor)  # Note [The Tensor class, bound late] in npgrad._ops.signature
 
 # Note [Methods call the ops unchecked]
@@ -2457,9 +2164,6 @@ def _decomp() -> Any:
 # ``+``, ``-`` and ``*`` have their own fast path (Note [Operators with their own fast
 # path] in _ops/_core.py) and fall back to the op functions.
 if not TYPE_CHECKING:
-    from ._ops._core import binary_operator  # noqa: E402
-    from ._ops.operators import TENSOR_TYPES, operator, reflected_operator  # noqa: E402
-    from ._ops.pointwise import AddBackward0, MulBackward0, SubBackward0  # noqa: E402
 
     def _unchecked(op: Any) -> Any:
         """An op function without its signature check: the operators check their operand

@@ -20,15 +20,20 @@ is one more attribute read per op.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _bfloat16, _dtype
 from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, give_view_tangent, has_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
-from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
-                       wrap, wrap_result)
+from .. import _tensor_base
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import INFERENCE_COUNTER, TensorExtra, make_tensor, version_counter, wrap, wrap_result
+from ..autograd.graph import edge_of
 from ..autograd.graph import RELEASED, SECOND_BACKWARD_MSG, Node, SavedTensor
 from ._shape_util import broadcast_shapes
 
@@ -38,16 +43,16 @@ _SCALAR_TYPES = (int, float, bool, complex)
 
 
 def is_tensor(x: Any) -> bool:
-    return type(x) is Tensor or isinstance(x, Tensor)
+    return isinstance(x, Tensor)
 
 
 def requires_grad(x: Any) -> bool:
-    return (type(x) is Tensor or isinstance(x, Tensor)) and x._requires_grad
+    return isinstance(x, Tensor) and x._requires_grad
 
 
 def as_array(x: Any) -> Any:
     """A tensor's data, or a Python scalar unchanged."""
-    if type(x) is Tensor or isinstance(x, Tensor):
+    if isinstance(x, Tensor):
         return x._data
     if isinstance(x, np.ndarray):
         return x
@@ -92,8 +97,8 @@ def float_arrays(a: Any, b: Any) -> tuple:
     """NumPy operands of a floating-point-only binary op (true division): torch's result dtype,
     made floating (ints go to the default dtype); a Python scalar stays a Python float, unwrapped
     (Note [Python ints as scalars])."""
-    ad = a._data if (type(a) is Tensor or isinstance(a, Tensor)) else as_array(a)
-    bd = b._data if (type(b) is Tensor or isinstance(b, Tensor)) else as_array(b)
+    ad = a._data if isinstance(a, Tensor) else as_array(a)
+    bd = b._data if isinstance(b, Tensor) else as_array(b)
     if type(bd) is int and bd > _INT64_MAX and type(ad) is ndarray:
         _array_for_scalar(ad, bd)  # bool / uint64: torch's promotion error
     rt = _dtype.float_result_np(_dtype.result_type_np((ad, bd)))
@@ -108,8 +113,8 @@ def _float_operand(x: Any, rt: np.dtype) -> Any:
 
 def binary_arrays(a: Any, b: Any) -> tuple:
     """NumPy operands of a binary op, cast to torch's result dtype (Note [Promotion in three tiers])."""
-    ad = a._data if (type(a) is Tensor or isinstance(a, Tensor)) else as_array(a)
-    bd = b._data if (type(b) is Tensor or isinstance(b, Tensor)) else as_array(b)
+    ad = a._data if isinstance(a, Tensor) else as_array(a)
+    bd = b._data if isinstance(b, Tensor) else as_array(b)
     ta, tb = type(ad) is ndarray, type(bd) is ndarray
     if ta and tb:
         if ad.dtype == bd.dtype:
@@ -236,8 +241,8 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
     one dtype, or a tensor and a Python scalar that does not change its dtype)
     handled inline, since every arithmetic operator goes through here.
     """
-    ta = type(a) is Tensor
-    tb = type(b) is Tensor
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
     if ta and tb and a._data.dtype is b._data.dtype:
         ad, bd = a._data, b._data
     elif ta and type(b) is float and a._data.dtype.kind == "f":
@@ -265,7 +270,7 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
         node = _new(cls)
         node._init_node((edge_of(a) if ta else edge_or_none(a),
                          edge_of(b) if tb else edge_or_none(b)), ((out.shape, out.dtype),))
-        t = _new(Tensor)
+        t = _new(_tensor_base.TENSOR)
         t._data = out
         t._grad_fn = node
         t._requires_grad = True
@@ -277,7 +282,7 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
         node.save(a, b, t)
         return t
     # The unrecorded result, built inline (as ``wrap`` does): this is the hottest line.
-    t = _new(Tensor)
+    t = _new(_tensor_base.TENSOR)
     t._data = out
     t._grad_fn = None
     t._requires_grad = False
@@ -309,12 +314,16 @@ def binary_operator(cls: Any, ufunc: Any, fallback: Any, bool_ok: bool = True) -
     ``fallback(self, other)`` is the op's public function; with ``bool_ok=False`` bool
     tensors always take it (``sub`` refuses them there).
     """
+    # the bound Tensor class, exactly: a subclass (Parameter, a sparse tensor) takes the
+    # full path.  The operators are built after npgrad._tensor binds it.
+    exact = _tensor_base.TENSOR
+
     def operator(self: Any, other: Any) -> Any:
-        if type(self) is not Tensor or FW.active:
+        if type(self) is not exact or FW.active:
             return fallback(self, other)
         ad = self._data
         kind = type(other)
-        if kind is Tensor:
+        if kind is exact:
             bd = other._data
             if ad.dtype is not bd.dtype or not (bool_ok or ad.dtype.kind != "b"):
                 return fallback(self, other)
@@ -333,7 +342,7 @@ def binary_operator(cls: Any, ufunc: Any, fallback: Any, bool_ok: bool = True) -
         if type(out) is not ndarray:
             out = np.asarray(out)
         mode = _tls.mode
-        t = _new(Tensor)
+        t = _new(_tensor_base.TENSOR)
         t._data = out
         t._output_nr = 0
         t._base = None
@@ -341,7 +350,7 @@ def binary_operator(cls: Any, ufunc: Any, fallback: Any, bool_ok: bool = True) -
         t._extra = None
         if mode == RECORDING and (self._requires_grad or other_grad):
             node = _new(cls)
-            node._init_node((edge_of(self), edge_of(other) if kind is Tensor else (None, 0)),
+            node._init_node((edge_of(self), edge_of(other) if kind is exact else (None, 0)),
                             ((out.shape, out.dtype),))
             t._grad_fn = node
             t._requires_grad = True
@@ -375,8 +384,8 @@ def binary(cls: Any, a: Any, b: Any, out: Any) -> Tensor:
 def _record_binary(cls: Any, a: Any, b: Any, out: np.ndarray) -> Tensor:
     """Build node ``cls`` over two operands (a Python number gets no edge) and its result."""
     node = _new(cls)
-    node._init_node((edge_of(a) if type(a) is Tensor else edge_or_none(a),
-                     edge_of(b) if type(b) is Tensor else edge_or_none(b)),
+    node._init_node((edge_of(a) if isinstance(a, Tensor) else edge_or_none(a),
+                     edge_of(b) if isinstance(b, Tensor) else edge_or_none(b)),
                     ((out.shape, out.dtype),))
     res = wrap_result(out, node)
     node.save(a, b, res)
@@ -384,7 +393,7 @@ def _record_binary(cls: Any, a: Any, b: Any, out: np.ndarray) -> Tensor:
 
 
 def edge_or_none(x: Any) -> tuple:
-    if type(x) is Tensor or isinstance(x, Tensor):
+    if isinstance(x, Tensor):
         return edge_of(x)
     return (None, 0)
 
@@ -400,7 +409,7 @@ def record(cls: Any, inputs: tuple, out: Any, output_nr: int = 0) -> tuple:
             return res, node
     if mode == RECORDING:
         for x in inputs:
-            if (type(x) is Tensor or isinstance(x, Tensor)) and x._requires_grad:
+            if isinstance(x, Tensor) and x._requires_grad:
                 node = _new(cls)
                 node._init_node(tuple(edge_or_none(i) for i in inputs),
                                 ((out.shape, out.dtype),))
@@ -502,7 +511,7 @@ def save_value(x: Any) -> Any:
     Numbers need no version check and, kept bare, are not one more object for
     the cyclic GC to track per recorded op (Note [Saved tensors] in graph.py).
     """
-    if type(x) is Tensor or isinstance(x, Tensor):
+    if isinstance(x, Tensor):
         return SavedTensor(x)
     return x
 
@@ -613,9 +622,9 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
         node = _new(cls)
         node._init_node((edge_of(x),), ((out.shape, out.dtype),))
         node._view_version = vc.version  # see Note [Stale view history] in _ops/views.py
-        res = _make(Tensor, out, node, True, vc)
+        res = make_tensor(out, node, True, vc)
     else:
-        res = _make(Tensor, out, None, x._requires_grad and vc is not INFERENCE_COUNTER, vc)
+        res = make_tensor(out, None, x._requires_grad and vc is not INFERENCE_COUNTER, vc)
     if vc is not INFERENCE_COUNTER:
         mark_view(res, x, node, mode, vc, multi_output)
     return res, node

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .signature import signature
 from .._mode import RECORDING, _tls
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from . import _erf_kernels
 from ._core import Node, SavedTensor, record, saved
 from ._shape_util import wrap_dim

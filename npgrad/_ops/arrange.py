@@ -12,14 +12,18 @@ node of their own.  Only the ops torch differentiates directly (``tril``,
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .signature import checker, signature, unchecked
 from .. import _dtype
 from .._mode import _tls
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from ._core import is_tensor, node_of, unary
 from .allocation import alloc_error
 from ._shape_util import broadcast_shapes, parse_shape, wrap_dim

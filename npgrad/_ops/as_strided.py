@@ -20,13 +20,16 @@ and takes the node as ``AsStridedBackward1`` (Note [In-place view ops]).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._storage import flat_bytes, locate
 from .._vmap_mode import VMAP
-from .._tensor import Tensor
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
 from ._core import record, view_result
 from .signature import signature
 from .view_inplace import _restride_

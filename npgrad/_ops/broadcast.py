@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from .._mode import _tls
-from .._tensor import wrap
+from .._tensor_base import wrap
 from ._shape_util import sum_to_axes
 
 

@@ -22,12 +22,15 @@ from __future__ import annotations
 import builtins
 import math
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
 from .checks import scalar_name
 from .._storage import storage_offset
 from .activation import (CELU, ELU, ERF, GELU, HARDSIGMOID, HARDSWISH, HARDTANH, LEAKY_RELU,

@@ -24,7 +24,7 @@ map and the adjoint of that is the forward map.  Gradients of any order work.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -33,7 +33,12 @@ from .signature import signature
 from .. import _dtype
 from .._forward import PendingJvp, FW, flush, has_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
-from .._tensor import Tensor, edge_of, wrap, wrap_result
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap, wrap_result
+from ..autograd.graph import edge_of
 from ._core import Node, check_not_freed, record
 
 _new = object.__new__

@@ -28,14 +28,18 @@ Note [Where npgrad's linalg differs from torch]
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .signature import signature
 from .. import _dtype
 from .._mode import _tls
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from ._core import Node, SavedTensor, node_of, record, saved, unary, UnaryNode
 from .linalg import matmul
 
@@ -1110,7 +1114,7 @@ def _record_multi(cls: type, inputs: tuple, outs: list) -> tuple:
     ``_core`` (recorded, or built for its forward rule when an input carries a tangent)."""
     from .._forward import FW, PendingJvp, flush
     from .._mode import INFERENCE, RECORDING
-    from .._tensor import wrap_result
+    from .._tensor_base import wrap_result
     from ._core import primal_dtype_tangents, requires_grad, tangent_edges
 
     mode = _tls.mode

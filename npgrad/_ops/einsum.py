@@ -17,9 +17,12 @@ view), so there is no einsum-specific derivative code at all.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._tensor import Tensor
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
 from .linalg import matmul
 from .reduction import sum as _sum
 from .shape import contiguous, diagonal, expand, permute, reshape, view

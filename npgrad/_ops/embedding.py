@@ -1,10 +1,16 @@
 """Embedding lookup and its gradient (a scatter-add into the weight rows)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, bump_version
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import bump_version
 from ._core import record
 from .conv import _LinearWindowNode
 

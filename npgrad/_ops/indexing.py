@@ -20,14 +20,18 @@ A write into a view of a tensor in a graph becomes the base's ``CopySlices``
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .signature import signature
 from .. import _dtype
 from .._mode import _tls, RECORDING
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from . import checks, shape as _shape
 from ..autograd.graph import SavedTensor
 from ._core import (NotImplementedBackward, check_not_freed, is_tensor, node_of, record, save_value,

@@ -19,7 +19,7 @@ goes through ``_ops.views`` (torch's CopySlices).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -28,7 +28,11 @@ from .. import _dtype
 from .._forward import (FW, flush as flush_tangents, has_tangent, install, new_tangent,
                         share_tangent, tangent_of, write_tangent)
 from .._mode import _tls, INFERENCE, RECORDING
-from .._tensor import INFERENCE_COUNTER, Tensor, _make, bump_version, version_counter
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import INFERENCE_COUNTER, bump_version, make_tensor, version_counter
 from .._vmap_mode import VMAP, check_inplace as check_vmap_inplace
 from ..autograd.graph import SavedTensor
 from . import pointwise as pw
@@ -189,7 +193,7 @@ def write_inplace(self: Tensor, values: np.ndarray, where: Any = None) -> None:
 
 def _alias(self: Tensor) -> Tensor:
     """A new tensor object with ``self``'s data and history but a counter of its own."""
-    t = _make(Tensor, self._data, self._grad_fn, self._requires_grad, None)
+    t = make_tensor(self._data, self._grad_fn, self._requires_grad, None)
     t._output_nr = self._output_nr
     if FW.active and has_tangent(self):
         share_tangent(t, self)

@@ -15,7 +15,7 @@ text a bad call gets (for example an ``mm`` message for a folded batch).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,7 +23,11 @@ from .signature import signature
 from .. import _bfloat16, _dtype
 from .._forward import FW
 from .._mode import _tls, RECORDING
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from . import checks
 from ._core import BinaryNode, Node, SavedTensor, binary, node_of, record, saved
 from .registry import conjugate_of

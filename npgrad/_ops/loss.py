@@ -9,14 +9,18 @@ and label-smoothing formulas), so the top grad_fn is the one torch shows.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _dtype
 from . import checks
 from .._mode import _tls
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from ._core import Node, SavedTensor, UnaryNode, node_of, record, saved, unary
 from ._shape_util import broadcast_shapes
 from .pointwise import masked_fill

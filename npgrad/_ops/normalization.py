@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._mode import RECORDING, _tls
-from .._tensor import Tensor, bump_version, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import bump_version, wrap
 from . import checks
 from ._core import Node, SavedTensor, record, saved
 

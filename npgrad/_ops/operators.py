@@ -13,11 +13,14 @@ and the operators built here check the operand's type first instead of catching:
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .._tensor import Tensor
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
 from ._core import OPERAND_TYPES  # tensors, Python and NumPy numbers, NumPy arrays (as tensors)
 
 TENSOR_TYPES = (Tensor, np.ndarray)  # for ops whose signature takes tensors only (matmul)
@@ -36,7 +39,7 @@ def operator(op: Callable[[Any, Any], Any], name: str,
              operands: tuple = OPERAND_TYPES) -> Callable[[Any, Any], Any]:
     """The Tensor method ``name`` (``"__truediv__"``) running ``op(self, other)``."""
     def dunder(self: Any, other: Any) -> Any:
-        if type(other) is Tensor or (isinstance(other, operands)
+        if isinstance(other, Tensor) or (isinstance(other, operands)
                                      and not isinstance(other, np.ndarray)):
             return op(self, other)
         if isinstance(other, operands):

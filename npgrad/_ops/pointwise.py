@@ -8,14 +8,18 @@ the broadcast shape and the engine sums it down to the input's shape.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from .. import _bfloat16, _dtype
 from .._mode import _tls
 from .._forward import FW, tangent_of
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from ..autograd.forward_rules import elementwise_jvp
 from ._core import (BinaryNode, Node, NotImplementedBackward, SavedTensor, UnaryNode, as_array,
                     binary_arrays, binary_compute, check_int_scalar, is_tensor,
@@ -65,7 +69,7 @@ def _unary_float(cls: Any, ufunc: Any, x: Tensor) -> Tensor:
 # that record them by hand (sparse tensors).
 
 def _is_floating(x: Any) -> bool:
-    if type(x) is Tensor or isinstance(x, Tensor):
+    if isinstance(x, Tensor):
         return x._data.dtype.kind in "fVc"  # "V": bfloat16
     return isinstance(x, (float, complex))
 
@@ -161,7 +165,7 @@ def subtract(input: Any, other: Any, alpha: Any = 1) -> Tensor:
 
 def _is_bool(x: Any) -> bool:
     """A bool tensor, or a Python / NumPy bool (torch wraps it as a bool tensor)."""
-    if type(x) is Tensor or isinstance(x, Tensor):
+    if isinstance(x, Tensor):
         return x._data.dtype.kind == "b"
     return isinstance(x, (bool, np.bool_))
 

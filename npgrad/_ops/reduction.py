@@ -31,14 +31,18 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .signature import checker, signature
 from .. import _dtype
 from .._mode import _tls, RECORDING
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from ._core import UnaryNode, is_tensor, node_of, saved, unary
 from ._shape_util import NO_DIM, wrap_dim, wrap_dims
 from .pointwise import zeros_like_grad
@@ -1881,7 +1885,8 @@ def _record_outputs(cls: Any, input: Tensor, outs: list) -> tuple:
     """
     from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, has_tangent, tangent_of
     from .._mode import INFERENCE
-    from .._tensor import edge_of, wrap_result
+    from .._tensor_base import wrap_result
+    from ..autograd.graph import edge_of
 
     mode = _tls.mode
     recorded = mode == RECORDING and input._requires_grad

@@ -29,7 +29,7 @@ tangents) and under the op's grad mode.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import copy
 
@@ -38,8 +38,14 @@ import numpy as np
 from .. import _bfloat16, _dtype
 from .._forward import FW, has_tangent, set_tangent, tangent_of
 from .._mode import _tls, INFERENCE, RECORDING
-from .._tensor import Tensor, edge_of, wrap, wrap_result
-from .._tensor import INFERENCE_COUNTER, TensorExtra, _make, version_counter
+from .. import _tensor_base
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import make_tensor, wrap, wrap_result
+from ..autograd.graph import edge_of
+from .._tensor_base import INFERENCE_COUNTER, TensorExtra, version_counter
 from ..autograd.forward_rules import elementwise_jvp
 from ._shape_util import broadcast_shapes
 from .checks import not_implemented_for
@@ -77,7 +83,7 @@ _HALF = np.dtype(np.float16)
 def conjugate_of(x: Any) -> Any:
     """``x.conj()`` for a complex tensor or Python complex, else ``x`` itself
     (Note [Complex gradients by conjugation])."""
-    if type(x) is Tensor or isinstance(x, Tensor):
+    if isinstance(x, Tensor):
         return x.conj() if x._data.dtype.kind == "c" else x
     return x.conjugate() if type(x) is complex else x
 
@@ -233,7 +239,7 @@ class Pointwise:
     def __call__(self, input: Tensor, *params: Any) -> Tensor:
         """Run the op (Note [The per-op path] in npgrad._ops._core); ``params`` are the
         values of the entry's ``params``, in order."""
-        if type(input) is not Tensor:
+        if type(input) is not _tensor_base.TENSOR:  # exactly: a subclass may be batched
             if not isinstance(input, Tensor):
                 self.reject((input, *params), {})
             if _signature._vmap_dispatch is not None:  # Note [Batched values] (npgrad.func)
@@ -325,7 +331,7 @@ class Pointwise:
 def _save_method(entry: PointwiseBinary, saves: tuple, reads: tuple | None,
                  defaults: tuple) -> Callable:
     """The node's ``save(self, a, b, result)`` (Note [A binary node saves what its rules read])."""
-    values = {"self": ("(SavedTensor(a) if type(a) is Tensor else save_value(a))"
+    values = {"self": ("(SavedTensor(a) if isinstance(a, Tensor) else save_value(a))"
                        if entry.scalar_other else "SavedTensor(a)"),
               "other": "save_value(b)" if entry.scalar_other else "SavedTensor(b)",
               "result": "SavedTensor(result, True)"}
@@ -875,10 +881,10 @@ def _as_torch_reads(value: Any) -> Any:
 def _kept_property(name: str, index: int) -> property:
     """``grad_fn._saved_<name>``: the input's shape (``index`` -1) or argument ``index``."""
     if index < 0:
-        def get(node: Node) -> Any:
+        def get(node: Any) -> Any:
             return node.self_sym_sizes
     else:
-        def get(node: Node) -> Any:
+        def get(node: Any) -> Any:
             return _as_torch_reads(node.args[index])
 
     get.__name__ = "_saved_" + name
@@ -890,6 +896,8 @@ class ViewEntryNode(Node):
 
     __slots__ = ()
     entry: View  # the class's entry, set when the entry builds the class
+    args: tuple  # slots of the built class: the call's arguments, and the input's shape
+    self_sym_sizes: tuple
     saves_self = False  # read by ``unary`` (Note [The per-op path])
     saves_result = False
     holds_saved = False
@@ -985,7 +993,7 @@ class View:
             return self._views(input, out, params)
         vc = input._vc
         if vc is INFERENCE_COUNTER:
-            return _make(Tensor, out, None, False, vc)
+            return make_tensor(out, None, False, vc)
         if vc is None:
             vc = version_counter(input)
         mode = _tls.mode
@@ -997,10 +1005,10 @@ class View:
             node.args = params
             if self.sizes:
                 node.self_sym_sizes = data.shape
-            res = _make(Tensor, out, node, True, vc)
+            res = make_tensor(out, node, True, vc)
         else:
             node = None
-            res = _make(Tensor, out, None, requires_grad, vc)
+            res = make_tensor(out, None, requires_grad, vc)
         if input._base is None and not FW.active and (node is not None or not requires_grad):
             res._base = input  # all that ``mark_view`` would do here
         else:
@@ -1011,11 +1019,11 @@ class View:
         """Several views of ``input`` sharing one node whose output ``i`` is ``pieces[i]``."""
         vc = input._vc
         if vc is INFERENCE_COUNTER:
-            return tuple(_make(Tensor, p, None, False, vc) for p in pieces)
+            return tuple(make_tensor(p, None, False, vc) for p in pieces)
         if vc is None:
             vc = version_counter(input)
         mode = _tls.mode
-        node = None
+        node: Any = None
         requires_grad = input._requires_grad
         if mode == RECORDING and requires_grad:
             node = _new(self.node)
@@ -1030,7 +1038,7 @@ class View:
         no_grad = node is None and requires_grad  # made under no_grad or inference mode
         in_inference = bool(no_grad and mode & INFERENCE)
         for i, piece in enumerate(pieces):
-            res = _make(Tensor, piece, node, requires_grad, vc)
+            res = make_tensor(piece, node, requires_grad, vc)
             if node is not None:
                 res._output_nr = i
             if plain:  # all that ``mark_view`` would do here

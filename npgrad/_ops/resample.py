@@ -19,12 +19,15 @@ grad_fn is ``CopySlices`` as in torch.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .signature import checker, signature
-from .._tensor import Tensor
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
 from ._core import record
 from .allocation import guarded, wrap_int64
 from .conv import _LinearWindowNode, _linear_op, _pad, _size_str, _windows

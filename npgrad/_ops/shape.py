@@ -27,7 +27,7 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -35,8 +35,11 @@ from .signature import checker, signature
 from .. import _bfloat16, _dtype
 from .._device import check_device, device as _device_cls
 from .._mode import _tls
-from .._tensor import (INFERENCE_COUNTER, Tensor, TensorExtra, _make, edge_of, version_counter,
-                       wrap)
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import INFERENCE_COUNTER, TensorExtra, make_tensor, version_counter, wrap
 from ..autograd.graph import Node, _next_sequence_nr
 from .allocation import check_numel, guarded, wrap_int64
 from ._core import check_not_freed, is_tensor, node_of, record, unary
@@ -1177,7 +1180,7 @@ def detach(input: Tensor) -> Tensor:
     vc = input._vc
     if vc is not INFERENCE_COUNTER:
         vc = version_counter(input)
-    return _make(Tensor, input._data.view(), None, False, vc)
+    return make_tensor(input._data.view(), None, False, vc)
 
 
 def detach_(input: Tensor) -> Tensor:

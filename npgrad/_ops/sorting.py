@@ -20,13 +20,17 @@ most frequent values, at the last position where it occurs.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .signature import checker, signature
 from .._mode import _tls
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from ._core import SavedTensor, UnaryNode, node_of, saved, unary
 from ._shape_util import wrap_dim
 from .registry import refuse_complex

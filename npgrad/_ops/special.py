@@ -8,14 +8,18 @@ in npgrad ops, so they are differentiable again (Note [The per-op path] in ``_co
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _dtype
 from .._forward import FW, tangent_of
 from .._mode import _tls
-from .._tensor import Tensor, wrap
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import wrap
 from ..autograd.forward_rules import elementwise_jvp
 from . import _erf_kernels
 from ._core import (Node, SavedTensor, binary, binary_arrays, is_tensor,

@@ -15,11 +15,15 @@ forward-mode tangent is restrided with it (the view op's tangent is shared).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .._forward import FW, has_tangent, share_tangent
 from .._mode import _tls
-from .._tensor import Tensor, bump_version
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import bump_version
 from .inplace import check_inplace, refuses_inference_write, INFERENCE_INPLACE_MSG
 from .shape import (SQUEEZE, SQUEEZE_DIMS, T, TRANSPOSE, UNSQUEEZE, SqueezeBackward4, squeeze, t,
                     transpose, unsqueeze)

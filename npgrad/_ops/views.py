@@ -12,13 +12,18 @@ the rest of the base's gradient through unchanged.  The view itself gets an
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as np_as_strided
 
 from .._forward import FW, has_tangent, new_tangent, share_tangent, write_tangent
-from .._tensor import Tensor, _make, edge_of
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
+    from .._tensor_base import TensorBase as Tensor
+from .._tensor_base import make_tensor
+from ..autograd.graph import edge_of
 from ._core import Node, check_not_freed, new_node, record, view_result
 from .inplace import adopt_result, keep_old_value, write_inplace
 
@@ -235,7 +240,7 @@ def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict,
                     write_where: Any = None) -> Tensor:
     """A recorded in-place op on ``view``: see Note [In-place on a view]."""
     base = view._base
-    old = _make(Tensor, view._data, view._grad_fn, True, None)
+    old = make_tensor(view._data, view._grad_fn, True, None)
     old._output_nr = view._output_nr
     if FW.active and has_tangent(view):
         share_tangent(old, view)

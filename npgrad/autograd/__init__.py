@@ -33,7 +33,8 @@ def _as_tuple(x: Any) -> tuple:
 def _make_grads(outputs: tuple, grads: tuple) -> list:
     """The gradient fed to each root: given, or ones for a one-element output."""
     from .._creation import ones_like
-    from .._tensor import Tensor, _make
+    from .._tensor import Tensor
+    from .._tensor_base import _make
 
     result = []
     for out, g in zip(outputs, grads):
@@ -64,7 +65,7 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
 
 
 def _roots(outputs: tuple) -> list:
-    from .._tensor import edge_of
+    from .graph import edge_of
 
     roots = []
     for i, out in enumerate(outputs):
@@ -87,7 +88,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     tensor([2., 4.])
     """
     from .engine import run_backward
-    from .._tensor import edge_of
+    from .graph import edge_of
 
     outputs = _as_tuple(tensors)
     if grad_tensors is None:
@@ -128,7 +129,7 @@ def _is_single(x: Any) -> bool:
 
 
 def _input_edge(t: Any, index: int) -> tuple:
-    from .._tensor import edge_of
+    from .graph import edge_of
 
     if isinstance(t, GradientEdge):
         return (t.node, t.output_nr)

@@ -36,7 +36,7 @@ from .._mode import _tls, RECORDING
 
 
 def _zeros(shape: tuple, dtype: Any) -> Any:
-    from .._tensor import wrap
+    from .._tensor_base import wrap
 
     return wrap(np.zeros(shape, dtype=dtype), 0)
 
@@ -65,7 +65,8 @@ def elementwise_jvp(node: Any, tangents: list) -> list:
 
 def transposed_backward_jvp(node: Any, tangents: list) -> list:
     """Forward rule of any op, by one reverse pass through its backward rule."""
-    from .._tensor import Tensor, _make
+    from .._tensor import Tensor
+    from .._tensor_base import _make
     from .._ops.broadcast import sum_to_size
     from . import grad as autograd_grad
 

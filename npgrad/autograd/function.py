@@ -41,8 +41,9 @@ import numpy as np
 
 from .. import _mode
 from .._mode import _tls
-from .._tensor import (INFERENCE_COUNTER, Tensor, _make, bump_version, edge_of,
-                       version_counter)
+from .._tensor import Tensor
+from .._tensor_base import INFERENCE_COUNTER, _make, bump_version, version_counter
+from .graph import edge_of
 from .._forward import FW, check_tangent_size, has_tangent, set_tangent, tangent_of
 from .graph import SECOND_BACKWARD_MSG, Node, SavedTensor
 

@@ -31,12 +31,18 @@ import itertools
 import os
 import threading
 import weakref
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 from . import anomaly_mode
-# npgrad._tensor imports this module while it is itself being imported; the
-# package attribute below resolves at call time, never at import time.
-from .. import _tensor as _tensor_module  # noqa: E402
+import numpy as np
+
+from .. import _dtype
+from .._forward import FW, install as install_tangent
+from .._mode import _tls, GRAD, RECORDING
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+from .._tensor_base import (INFERENCE_COUNTER, TensorBase, TensorExtra, VersionCounter,
+                            bump_version, make_tensor, wrap, wrap_result)
 
 _new = object.__new__
 _next_sequence_nr = itertools.count().__next__
@@ -383,7 +389,7 @@ class AccumulateGrad(Node):
         variable = self.variable
         if grad is not None:
             with GRAD_LOCK:  # Note [Thread safety of accumulation]
-                _tensor_module.accumulate_into_grad(variable, grad)
+                accumulate_into_grad(variable, grad)
         extra = variable._extra
         if extra is not None and extra.post_accumulate_hooks:
             # torch runs them even when no gradient arrived (.grad then unchanged).
@@ -427,7 +433,7 @@ class SavedTensor:
         if is_output:
             self._is_output = True
             self._fw_extra = None
-            self._vc, self._version = _tensor_module.save_check(tensor)
+            self._vc, self._version = save_check(tensor)
             self._tensor = None
             self._data = tensor._data
             self._requires_grad = tensor._requires_grad
@@ -439,13 +445,13 @@ class SavedTensor:
                 self._fw_extra = extra
         else:
             self._is_output = False
-            if type(tensor) is _tensor_module.Tensor:
+            if isinstance(tensor, TensorBase):
                 vc = tensor._vc
                 version = 0 if vc is None else vc.version
                 if version < 0:  # the inference counter
-                    raise RuntimeError(_tensor_module.INFERENCE_SAVE_MSG)
+                    raise RuntimeError(INFERENCE_SAVE_MSG)
             else:
-                version = _tensor_module.input_version_for_save(tensor)
+                version = input_version_for_save(tensor)
             self._version = version
             self._tensor = tensor
         if _hooks_installed[0] and _hooks_tls.stack and (is_output or self._version >= 0):
@@ -463,7 +469,7 @@ class SavedTensor:
         if not self._is_output:  # an output's flag and edge are known already
             self._requires_grad = tensor._requires_grad
             if tensor._requires_grad:  # Note [Unpacked tensors keep history]
-                self._edge = _tensor_module.edge_of(tensor)
+                self._edge = edge_of(tensor)
         self._tensor = None
         self._data = None
 
@@ -478,13 +484,13 @@ class SavedTensor:
             raise RuntimeError(SECOND_BACKWARD_MSG)
         if self._unpack_hook is not None:
             result = self._unpack_hook(self._packed)
-            if not isinstance(result, _tensor_module.Tensor):
+            if not isinstance(result, TensorBase):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(result).__name__}")
             return self._with_history(result, node) if self._requires_grad else result
         if self._is_output:
-            return _tensor_module.rebuild_output(self, node)
-        _tensor_module.check_saved_version(self, self._tensor, node)
+            return rebuild_output(self, node)
+        check_saved_version(self, self._tensor, node)
         return self._tensor
 
 
@@ -494,14 +500,13 @@ class SavedTensor:
     # grad_fn and output_nr, or for a leaf its AccumulateGrad), so gradients of
     # gradients flow through values that went through saved-tensor hooks.
     def _with_history(self, data: Any, node: Node) -> Any:
-        tensor_module = _tensor_module
         fn, nr = (node, self._output_nr) if self._is_output else self._edge
         if type(fn) is AccumulateGrad:
-            t = tensor_module._make(tensor_module.Tensor, data._data, None, True, data._vc)
-            t._extra = tensor_module.TensorExtra()
+            t = make_tensor(data._data, None, True, data._vc)
+            t._extra = TensorExtra()
             t._extra.accumulator = weakref.ref(fn)
             return t
-        t = tensor_module.wrap_result(data._data, fn, nr)
+        t = wrap_result(data._data, fn, nr)
         t._vc = data._vc
         return t
 
@@ -560,11 +565,9 @@ SAVED_FREED_HOOKS_MSG = (
 
 def _wrapped_number(value: Any) -> Any:
     """A Python number as torch wraps it into a 0-dim tensor (bool, int64 or float64)."""
-    import numpy as np  # the graph layer needs NumPy only here
-
     dtype = np.bool_ if isinstance(value, bool) else np.int64 if isinstance(value, int) \
         else np.float64
-    return _tensor_module._make(_tensor_module.Tensor, np.asarray(value, dtype=dtype), None,
+    return make_tensor(np.asarray(value, dtype=dtype), None,
                                 False, None)
 
 
@@ -775,7 +778,7 @@ class save_on_cpu(saved_tensors_hooks):
 
 
 def _grad_fn_or_accumulator(t: Any) -> Any:
-    return _tensor_module.edge_of(t)[0]
+    return edge_of(t)[0]
 
 
 class GradientEdge(NamedTuple):
@@ -802,7 +805,7 @@ def get_gradient_edge(tensor: Any) -> GradientEdge:
     if not tensor._requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
                            "not require gradients")
-    node, output_nr = _tensor_module.edge_of(tensor)
+    node, output_nr = edge_of(tensor)
     return GradientEdge(node, output_nr)
 
 
@@ -883,3 +886,194 @@ def register_multi_grad_hook(tensors: Any, fn: Callable, *, mode: str = "all") -
 
         handles = tuple(t.register_hook(first_only) for t in tensors)
     return _MultiHandle(handles)
+
+
+# -- saving, versions and accumulation: the graph layer's side of a tensor ----------
+# (Note [Tensor base and Tensor] in npgrad._tensor_base)
+
+def edge_of(t: Tensor) -> tuple:
+    """The ``(node, output_nr)`` edge through which gradient reaches ``t``."""
+    fn = t._grad_fn
+    if t._base is not None:
+        fn = t._refreshed_grad_fn()  # npgrad._ops.views keeps view history
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        extra = t._extra  # the leaf's live accumulator, read inline (the common case)
+        if extra is not None:
+            ref = extra.accumulator
+            if ref is not None:
+                acc = ref()
+                if acc is not None:
+                    return (acc, 0)
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The one AccumulateGrad of a leaf that requires grad (kept alive by the graph only)."""
+    extra = t._extra
+    if extra is None:
+        extra = t._extra = TensorExtra()
+    ref = extra.accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = new_accumulator(t)
+        extra.accumulator = weakref.ref(acc)
+    return acc
+
+
+INFERENCE_SAVE_MSG = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make "
+    "a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
+    "instead of `torch.inference_mode()`."
+)
+
+
+def save_check(t: Any) -> tuple:
+    """Version bookkeeping for a tensor being saved for backward."""
+    if not isinstance(t, TensorBase):
+        return None, 0
+    vc = t._vc
+    if vc is INFERENCE_COUNTER:
+        raise RuntimeError(INFERENCE_SAVE_MSG)
+    if vc is None:
+        vc = t._vc = VersionCounter()
+    return vc, vc.version
+
+
+def input_version_for_save(t: Any) -> int:
+    """The version of an input being saved (-1 for a non-tensor value, which has none)."""
+    if not isinstance(t, TensorBase):
+        return -1
+    vc = t._vc
+    if vc is None:
+        return 0
+    if vc is INFERENCE_COUNTER:
+        raise RuntimeError(INFERENCE_SAVE_MSG)
+    return vc.version
+
+
+def _legacy_type_and_size(data: np.ndarray) -> str:
+    dt = _dtype.from_np(data.dtype)
+    return f"torch.{dt.legacy_type} [{', '.join(str(s) for s in data.shape)}]"
+
+
+def check_saved_version(saved: Any, tensor: Any, node: Any) -> None:
+    if saved._is_output:
+        vc = saved._vc
+    elif saved._version < 0:
+        return  # a Python number: no version
+    else:
+        extra = tensor._extra
+        if extra is not None and extra.detached_seq is not None:
+            _check_not_detached_in_place(tensor, extra.detached_seq, node)
+        vc = tensor._vc
+    current = 0 if vc is None else vc.version
+    if current == saved._version:
+        return
+    if saved._is_output:
+        producer = node
+        data = saved._data
+    else:
+        producer = tensor.grad_fn
+        data = tensor._data
+    where = ""
+    if producer is not None:
+        nr = 0 if saved._is_output else tensor._output_nr
+        where = f", which is output {nr} of {_strip_backward_suffix(producer.name())},"
+    if anomaly_mode.is_anomaly_enabled():
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{_legacy_type_and_size(data)}]{where} is at version {current}; "
+        f"expected version {saved._version} instead. {hint}"
+    )
+
+
+DETACHED_SAVED_MSG = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+    "This is not supported, please use out-of-place `.detach()` instead")
+
+
+def _check_not_detached_in_place(tensor: Tensor, detached_seq: int, node: Any) -> None:
+    """Note [Saved tensors detached in place]
+    torch refuses to unpack a saved input that had history when it was saved and
+    has none now (``detach_()`` ran in between).  npgrad's saved input keeps only
+    the tensor, so ``detach_`` stamps the tensor with a fresh sequence number:
+    a node with a smaller one was made, and saved the tensor, before the detach.
+    """
+    if tensor._grad_fn is None and node is not None and node._seq < detached_seq:
+        raise RuntimeError(DETACHED_SAVED_MSG)
+
+
+def _strip_backward_suffix(name: str) -> str:
+    """``MulBackward0`` -> ``Mul``; a custom Function's ``MyFnBackward`` -> ``MyFn``."""
+    i = name.rfind("Backward")
+    if i > 0 and (name[i + 8:].isdigit() or i + 8 == len(name)):
+        return name[:i]
+    return name
+
+
+def rebuild_output(saved: Any, node: Any) -> Tensor:
+    """Unpack a saved op output: same data, with ``node`` as grad_fn when recording."""
+    check_saved_version(saved, None, node)
+    data = saved._data
+    if _tls.mode == RECORDING and saved._requires_grad:
+        t = wrap_result(data, node, saved._output_nr)
+    else:
+        t = wrap(data, 0)
+    t._vc = saved._vc
+    if saved._fw_extra is not None and FW.active:
+        from .._forward import tangent_of_extra
+
+        tangent = tangent_of_extra(saved._fw_extra)
+        if tangent is not None:
+            install_tangent(t, tangent)
+    return t
+
+
+def accumulate_into_grad(leaf: Tensor, grad: Tensor) -> None:
+    """AccumulateGrad's job: add ``grad`` into ``leaf.grad`` the way torch does.
+
+    The leaf's own hooks have run already (the engine runs them first, as torch does);
+    its post-accumulate hooks run after, in ``AccumulateGrad.backward``.
+    """
+    old = leaf._grad
+    if type(grad._data) is not np.ndarray or (old is not None and type(old._data) is not
+                                              np.ndarray):  # Note [Sparse COO tensors]
+        from .._ops import sparse  # the op layer sits above; sparse grads are rare
+
+        leaf._grad = sparse.accumulate(old, grad)
+        return
+    if _tls.mode & GRAD:  # create_graph: the new .grad is part of a graph
+        if old is None:
+            # torch copies into a fresh tensor, so the first .grad has CopyBackwards.
+            fresh = make_tensor(np.zeros_like(grad._data), None, False, None)
+            leaf._grad = fresh.copy_(grad)
+        else:
+            leaf._grad = old + grad
+    elif old is None:
+        leaf._grad = _owned_copy(grad)
+    elif old._grad_fn is None and old._data.shape == grad._data.shape:
+        np.add(old._data, grad._data, out=old._data, casting="unsafe")
+        bump_version(old)
+    else:
+        leaf._grad = wrap(np.asarray(old._data + grad._data), 0)
+
+
+def _owned_copy(grad: Tensor) -> Tensor:
+    """A private copy of a first gradient for ``.grad``.
+
+    The incoming tensor may be shared (a user's ``gradient``, one tensor sent down
+    two edges, a tensor a hook kept), so ``.grad``, which later accumulates in
+    place, never aliases it.  torch steals provably private gradients instead;
+    proving that here would need ownership tracking the engine does not do.
+    """
+    return wrap(np.array(grad._data, copy=True, order="C"), 0)

@@ -37,7 +37,7 @@ def check_hook_result(hook: Any, old: Any, new: Any) -> Any:
 
 
 def _extra(tensor: Any) -> Any:
-    from .._tensor import TensorExtra
+    from .._tensor_base import TensorExtra
 
     if tensor._extra is None:
         tensor._extra = TensorExtra()

@@ -32,7 +32,8 @@ from .. import _vmap_mode
 from .._vmap_mode import VmapFallback
 from .._forward import FW
 from .._mode import is_grad_enabled
-from .._tensor import Tensor, edge_of
+from .._tensor import Tensor
+from ..autograd.graph import edge_of
 from ..autograd import grad as autograd_grad
 from ..autograd.graph import AccumulateGrad
 from ..autograd.grad_mode import enable_grad

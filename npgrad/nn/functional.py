@@ -23,7 +23,8 @@ from .._ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                          cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .._ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
 from .._ops.reduction import log_softmax as _log_softmax, softmax as _softmax
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor
+from .._tensor_base import wrap
 from .._ops.activation import gelu, leaky_relu, silu  # noqa: F401
 from .._ops.normalization import batch_norm as _batch_norm, layer_norm as _layer_norm
 from .._ops.embedding import embedding as _embedding

@@ -93,7 +93,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
     from .. import _sampling
     from .._random import get_generator
-    from .._tensor import bump_version
+    from .._tensor_base import bump_version
 
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
@@ -156,7 +156,7 @@ def zeros_(tensor: Tensor) -> Tensor:
 def eye_(tensor: Tensor) -> Tensor:
     import numpy as np
 
-    from .._tensor import bump_version
+    from .._tensor_base import bump_version
 
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import _dtype
 from .._storage import deepcopy_array
-from .._tensor import INFERENCE_COUNTER, Tensor, _make, version_counter
+from .._tensor import Tensor
+from .._tensor_base import INFERENCE_COUNTER, _make, version_counter
 
 
 class Parameter(Tensor):

@@ -25,7 +25,8 @@ import numpy as np
 
 from .._mode import _tls
 from .._sampling_math import fma32, fma64
-from .._tensor import Tensor, bump_version
+from .._tensor import Tensor
+from .._tensor_base import bump_version
 from .._ops.inplace import INFERENCE_INPLACE_MSG, check_inplace, refuses_inference_write
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import RemovableHandle, _HookDict

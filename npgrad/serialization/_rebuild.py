@@ -20,7 +20,8 @@ from .. import _dtype
 from .._device import device as _device
 from .._size import Size
 from .._storage import view_into
-from .._tensor import Tensor, _make
+from .._tensor import Tensor
+from .._tensor_base import _make
 from . import _torch_names as names
 
 __all__ = [

@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _make
+from .._tensor import Tensor
+from .._tensor_base import _make
 from ._torch_names import known_dtypes
 
 __all__ = ["TENSOR_KEY", "dumps", "loads", "looks_like_safetensors"]

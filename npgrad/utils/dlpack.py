@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY
-from .._tensor import Tensor, _make
+from .._tensor import Tensor
+from .._tensor_base import _make
 
 __all__ = ["from_dlpack", "to_dlpack"]
 

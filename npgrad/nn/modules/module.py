@@ -31,7 +31,9 @@ import numpy as np
 
 from ..._device import check_cuda_device, check_device, device
 from ..._mode import _tls, RECORDING
-from ..._tensor import Tensor, edge_of, wrap_result
+from ..._tensor import Tensor
+from ..._tensor_base import wrap_result
+from ...autograd.graph import edge_of
 from ...autograd.graph import Node, RemovableHandle, _HookDict
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter, buffer_persistence, unmark_buffer

@@ -16,7 +16,8 @@ import numpy as np
 
 from ... import _creation, _dtype
 from ..._mode import is_grad_enabled
-from ..._tensor import Tensor, wrap
+from ..._tensor import Tensor
+from ..._tensor_base import wrap
 from .. import functional as F, init
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
