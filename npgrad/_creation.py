@@ -21,6 +21,7 @@ from ._ops._shape_util import parse_shape
 from ._ops.allocation import (allocate, check_new_sizes, check_nonnegative, check_numel,
                                sizes_str, wrap_int64)
 from ._ops._core import check_int_scalar
+from ._ops.checks import C_NAMES, check_scalar_fits, overflow_error
 if TYPE_CHECKING:
     from ._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
@@ -175,6 +176,7 @@ def _filled(shape: tuple, value: Any, dtype: Any, requires_grad: bool) -> Tensor
     np_dt = _np_dtype(dtype)
     if np_dt is None:
         np_dt = _dtype.scalar_np_dtype(value)
+    check_scalar_fits(value, np_dt)
     return _leaf(allocate(np.full, shape, np_dt, value), requires_grad)
 
 
@@ -454,8 +456,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     if np_dt == np.bool_:
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     if np_dt.kind in "iu" and n > 0 and n - 1 > np.iinfo(np_dt).max:
-        name = {"int32": "int", "int64": "int64_t"}.get(np_dt.name, f"{np_dt.name}_t")
-        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        raise overflow_error(C_NAMES[np_dt.name])
     limit = {"float16": (2049, "2049", "Half"), "float32": (2 ** 24 + 1, "2^24+1", "Float"),
              "float64": (2 ** 53 + 1, "2^53+1", "Double")}.get(np_dt.name)
     if limit is not None and n > limit[0]:

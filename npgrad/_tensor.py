@@ -552,6 +552,10 @@ class Tensor(TensorBase):
         return self._data if dtype is None else self._data.astype(dtype)
 
     def _scalar_warning(self) -> None:
+        """What ``float(t)``, ``int(t)`` and ``complex(t)`` check first: the element count
+        (Python's conversions raise ValueError in torch, unlike ``item()``), then the flag."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         if self._requires_grad:
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
                           "unexpected behavior.\nConsider using tensor.detach() first.",

@@ -490,3 +490,78 @@ def test_cumprod_gradients_with_zeros_check_numerically() -> None:
         x = npgrad.tensor(shape_values, dtype=npgrad.float64, requires_grad=True)
         assert npgrad.autograd.gradcheck(lambda t: t.cumprod(dim), (x,))
         assert npgrad.autograd.gradgradcheck(lambda t: t.cumprod(dim), (x,))
+
+
+@pytest.mark.parametrize("convert", [int, float, complex])
+@pytest.mark.parametrize("shape", [(2,), (0,), (2, 3)])
+def test_python_conversions_of_many_elements_raise_value_error(convert, shape) -> None:
+    """torch's ``float(t)`` / ``int(t)`` / ``complex(t)`` on a tensor of other than one element
+    raise ValueError (``item()`` raises RuntimeError); one element of any shape converts."""
+    with pytest.raises(ValueError) as info:
+        convert(npgrad.ones(shape))
+    assert str(info.value) == "only one element tensors can be converted to Python scalars"
+    assert convert(npgrad.full((1, 1), 3.0)) == convert(3.0)
+    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted"):
+        npgrad.ones(2).item()
+
+
+def test_python_conversions_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    for convert in (int, float, complex):
+        for shape in ((2,), (0,), (1, 1)):
+            outcomes = []
+            for lib in (npgrad, torch):
+                try:
+                    outcomes.append(("ok", convert(lib.ones(shape))))
+                except Exception as e:  # noqa: BLE001 - the outcome is what is compared
+                    outcomes.append((type(e).__name__, str(e)))
+            assert outcomes[0] == outcomes[1], (convert, shape)
+
+
+# fill_/full with a Python number that does not fit the dtype: torch refuses a finite number
+# beyond the range (a float beyond float32's max too), wraps a negative into an unsigned type
+# and a 0-dim tensor value into any type, and lets inf through for floats.
+FILL_CASES = [
+    ("int8 fill_(1000)", lambda t: t.ones(2, dtype=t.int8).fill_(1000),
+     "value cannot be converted to type int8_t without overflow"),
+    ("float32 fill_(1e300)", lambda t: t.ones(2).fill_(1e300),
+     "value cannot be converted to type float without overflow"),
+    ("float16 fill_(1e6)", lambda t: t.ones(2, dtype=t.float16).fill_(1e6),
+     "value cannot be converted to type c10::Half without overflow"),
+    ("int64 fill_(2**63)", lambda t: t.ones(2, dtype=t.int64).fill_(2 ** 63),
+     "value cannot be converted to type int64_t without overflow"),
+    ("full int8 1000", lambda t: t.full((2,), 1000, dtype=t.int8),
+     "value cannot be converted to type int8_t without overflow"),
+    ("recorded fill_(1e300)", lambda t: t.ones(3, requires_grad=True).clone().fill_(1e300),
+     "value cannot be converted to type float without overflow"),
+    ("uint8 fill_(-1)", lambda t: t.ones(2, dtype=t.uint8).fill_(-1), [255, 255]),
+    ("float32 fill_(inf)", lambda t: t.ones(2).fill_(float("inf")), [float("inf")] * 2),
+    ("int8 fill_(tensor(1000))", lambda t: t.ones(2, dtype=t.int8).fill_(t.tensor(1000)),
+     [-24, -24]),
+    ("int8 fill_(True)", lambda t: t.zeros(2, dtype=t.int8).fill_(True), [1, 1]),
+]
+
+
+@pytest.mark.parametrize("make, expected", [c[1:] for c in FILL_CASES],
+                         ids=[c[0] for c in FILL_CASES])
+def test_fill_values_that_do_not_fit(make: Callable, expected: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy overflow warning on the way
+        if isinstance(expected, str):
+            with pytest.raises(RuntimeError) as info:
+                make(npgrad)
+            assert str(info.value) == expected
+        else:
+            assert make(npgrad).tolist() == expected
+
+
+@pytest.mark.parametrize("make, expected", [c[1:] for c in FILL_CASES],
+                         ids=[c[0] for c in FILL_CASES])
+def test_fill_values_that_do_not_fit_match_torch(make: Callable, expected: Any) -> None:
+    torch = pytest.importorskip("torch")
+    if isinstance(expected, str):
+        with pytest.raises(RuntimeError) as info:
+            make(torch)
+        assert str(info.value) == expected
+    else:
+        assert make(torch).tolist() == expected

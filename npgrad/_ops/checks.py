@@ -11,6 +11,7 @@ beyond a few comparisons.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,32 @@ def scalar_name(d: np.dtype) -> str:
 def cpp_name(d: np.dtype) -> str:
     """torch's C++ type name of a NumPy dtype ("float", "long int", "c10::Half", ...)."""
     return _dtype.from_np(d).cpp_name
+
+
+# torch's C names of the types a Python number is converted to, as its overflow error prints
+# them (``cpp_name`` is the longer name other errors print: "long int" for int64)
+C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+           "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double"}
+
+
+def overflow_error(c_name: str) -> RuntimeError:
+    """torch's error for a number that does not fit the C type it is converted to."""
+    return RuntimeError(f"value cannot be converted to type {c_name} without overflow")
+
+
+def check_scalar_fits(value: Any, dt: np.dtype) -> None:
+    """torch's overflow check of a Python number converted to ``dt`` (a fill value, a lerp
+    weight): a finite number beyond the dtype's range is refused, inf and NaN pass for
+    floats, and a negative number wraps into an unsigned type."""
+    if type(value) is bool or not isinstance(value, (int, float)):
+        return
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if not math.isfinite(value) or value > info.max or (dt.kind == "i" and value < info.min):
+            raise overflow_error(C_NAMES[dt.name])
+    elif dt.name in ("float16", "float32") and math.isfinite(value) and \
+            math.fabs(value) > float(np.finfo(dt).max):
+        raise overflow_error(C_NAMES[dt.name])
 
 
 def size_at(shape: tuple, dim: int) -> int:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
-from .checks import scalar_name
+from .checks import overflow_error, scalar_name
 from .._storage import storage_offset
 from .activation import (CELU, ELU, ERF, GELU, HARDSIGMOID, HARDSWISH, HARDTANH, LEAKY_RELU,
                          LOG_SIGMOID, MISH, SOFTPLUS, _RELU6, _SELU)
@@ -242,7 +242,7 @@ def real_scalar(value: Any, c_type: str) -> Any:
     names the C type it converts to)."""
     if isinstance(value, builtins.complex):
         if value.imag:
-            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+            raise overflow_error(c_type)
         return value.real
     return value
 

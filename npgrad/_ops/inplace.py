@@ -36,6 +36,7 @@ from .._tensor_base import INFERENCE_COUNTER, bump_version, make_tensor, version
 from .._vmap_mode import VMAP, check_inplace as check_vmap_inplace
 from ..autograd.graph import SavedTensor
 from . import pointwise as pw
+from .checks import check_scalar_fits
 from ._core import as_array, binary_arrays, requires_grad, view_of_view_message
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -423,6 +424,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value._data.ndim} dimensions.")
+    if not isinstance(value, Tensor):  # a Python number must fit the dtype (a tensor wraps)
+        check_scalar_fits(value, self._data.dtype)
     return overwrite_inplace(self, _fill_value, value)
 
 

@@ -25,7 +25,7 @@ from ._core import (BinaryNode, Node, NotImplementedBackward, SavedTensor, Unary
                     binary_arrays, binary_compute, check_int_scalar, is_tensor,
                     node_of, record, saved, unary, zero_where)
 from ._shape_util import broadcast_shapes
-from .checks import not_implemented_for
+from .checks import C_NAMES, check_scalar_fits, not_implemented_for, overflow_error
 from .registry import Pointwise, PointwiseBinary, conjugate_of
 from .signature import signature
 
@@ -537,39 +537,16 @@ def pow(input: Any, exponent: Any) -> Tensor:
     return POW(input, exponent)
 
 
-# torch's C names of the integer types, as its overflow message prints them
-_C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-                "int64": "int64_t"}
-_C_FLOAT_NAMES = {"float16": "c10::Half", "float32": "float"}
-
-
-def check_scalar_fits(value: Any, dt: np.dtype) -> None:
-    """torch's overflow check of a Python number converted to ``dt`` (a fill value, a lerp
-    weight): a finite number beyond the dtype's range is refused, inf and NaN pass for
-    floats, and a negative number wraps into an unsigned type."""
-    if type(value) is bool or not isinstance(value, (int, float)):
-        return
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        if not math.isfinite(value) or value > info.max or (dt.kind == "i" and value < info.min):
-            raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[dt.name]} "
-                               "without overflow")
-    elif dt.name in _C_FLOAT_NAMES and math.isfinite(value) and math.fabs(value) > np.finfo(dt).max:
-        raise RuntimeError(f"value cannot be converted to type {_C_FLOAT_NAMES[dt.name]} "
-                           "without overflow")
-
-
 def _check_int_exponent(dt: np.dtype, e: int) -> None:
     """An integer tensor to a Python int power: torch checks the exponent itself, unwrapped
     (Note [Python ints as scalars] in _core)."""
     check_int_scalar(e)
     if e > np.iinfo(np.int64).max:
-        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        raise overflow_error("int64_t")
     if e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if dt.kind != "b" and e > np.iinfo(dt).max:
-        raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[dt.name]} "
-                           "without overflow")
+        raise overflow_error(C_NAMES[dt.name])
 
 
 def _int_power(base: Any, exponent: Any) -> np.ndarray:

@@ -605,15 +605,16 @@ class PointwiseBinary:
 # given, ``x.sum(-1).grad_fn._saved_dim``, reads ``(18446744073709551615,)``.  A kept
 # value is stored as the op was called, and ``_saved_dim`` shows it as torch does.
 
-_TWO_TO_64 = 1 << 64
+_UINT64 = (1 << 64) - 1
 
 
-def _torch_shown_dim(value: Any) -> Any:
-    """A kept dim as torch's ``_saved_dim`` prints it (Note [The general entry kind])."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value + _TWO_TO_64 if value < 0 else value
-    if isinstance(value, tuple):
-        return tuple(_torch_shown_dim(v) for v in value)
+def _as_torch_reads(value: Any) -> Any:
+    """A kept argument as torch's getter gives it: a negative int64 reads unsigned, a list of
+    them as a tuple (used by the General and the View kinds alike)."""
+    if type(value) is int:
+        return value & _UINT64 if value < 0 else value
+    if type(value) is tuple or type(value) is list:
+        return tuple(_as_torch_reads(v) for v in value)
     return value
 
 
@@ -739,7 +740,7 @@ class General:
             "__module__": __name__, "__qualname__": grad_fn,
             "__doc__": f"The grad_fn of ``{self.name}``, built from its entry."}
         if "dim" in self.keeps:
-            namespace["_saved_dim"] = property(lambda node: _torch_shown_dim(node.dim))
+            namespace["_saved_dim"] = property(lambda node: _as_torch_reads(node.dim))
         self.node = type(grad_fn, (GeneralEntryNode,), namespace)
         REGISTRY[grad_fn] = self
 
@@ -864,18 +865,7 @@ class General:
 # dim stays negative; ``narrow`` and ``movedim`` keep what torch computes from them),
 # and the backward rules wrap them.  torch's Python getters read a saved int64 as
 # unsigned (``unsqueeze(-1).grad_fn._saved_dim`` is 18446744073709551615); the entry's
-# getters do the same, so the attributes read as torch's.
-
-_UINT64 = (1 << 64) - 1
-
-
-def _as_torch_reads(value: Any) -> Any:
-    """A kept argument as torch's getter gives it (negative int64 values read unsigned)."""
-    if type(value) is int:
-        return value & _UINT64 if value < 0 else value
-    if type(value) is tuple or type(value) is list:
-        return tuple(v & _UINT64 if type(v) is int and v < 0 else v for v in value)
-    return value
+# getters do the same (``_as_torch_reads``, above), so the attributes read as torch's.
 
 
 def _kept_property(name: str, index: int) -> property:
