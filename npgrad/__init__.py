@@ -88,7 +88,8 @@ from ._ops.reduction import (  # noqa: F401
     cdist, count_nonzero, dist, nanmean, nansum,
 )
 from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross  # noqa: F401
-from ._ops.sorting import bincount, histc, logspace, unique  # noqa: F401
+from ._ops.sorting import bincount, histc, unique  # noqa: F401
+from ._creation import logspace  # noqa: F401
 from ._ops.reduction import std_mean, var_mean  # noqa: F401
 from ._ops.reduction import aminmax  # noqa: F401
 from ._ops.sorting import nanquantile, quantile  # noqa: F401

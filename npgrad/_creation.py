@@ -330,6 +330,37 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     return _leaf(np.linspace(start, end, steps).astype(np_dt), requires_grad)
 
 
+@signature("logspace(Tensor start, Tensor end, int64_t steps, double base=10.0, *, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "logspace(Scalar start, Tensor end, int64_t steps, double base=10.0, *, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "logspace(Tensor start, Scalar end, int64_t steps, double base=10.0, *, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)",
+           "logspace(Scalar start, Scalar end, int64_t steps, double base=10.0, *, "
+           "Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+           "bool? pin_memory=False, bool? requires_grad=False)")
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """``base ** linspace(start, end, steps)`` (float32 by default).
+
+    >>> import npgrad
+    >>> npgrad.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
+    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    exps = np.linspace(float(start), float(end), steps)
+    out = np.power(float(base), exps).astype(dt.np_dtype if dt.np_dtype.kind == "f"
+                                            else np.float64)
+    if dt.np_dtype.kind != "f":
+        out = np.round(out).astype(dt.np_dtype)
+    return tensor(out, dtype=dt, requires_grad=requires_grad)
+
+
 @signature("eye(SymInt n, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, "
            "Device? device=None, bool? pin_memory=False, bool? requires_grad=False)",
            "eye(SymInt n, SymInt m, *, Tensor out=None, ScalarType? dtype=None, "

@@ -475,6 +475,7 @@ def test_import_npgrad_does_not_import_safetensors():
 def test_bfloat16_safetensors_both_ways(tmp_path):
     if not isinstance(getattr(npgrad, "bfloat16", None), npgrad.dtype):
         pytest.skip("npgrad has no bfloat16")
+    pytest.importorskip("ml_dtypes", reason="bfloat16 storage is the bf16 extra")
     torch = pytest.importorskip("torch")
     st_torch = pytest.importorskip("safetensors.torch", reason="needs the io extra: "
                                    "pip install 'npgrad[io]'")

@@ -1,5 +1,5 @@
-"""Activation ops of nn.functional (leaky_relu, gelu, silu, elu, softplus, hardtanh, glu ...)
-and erf: each elementwise one is an entry of the op registry (Note [An op is an entry])."""
+"""Activation ops of nn.functional (leaky_relu, gelu, silu, elu, softplus, hardtanh, glu ...):
+each elementwise one is an entry of the op registry (Note [An op is an entry])."""
 from __future__ import annotations
 
 import math
@@ -23,6 +23,7 @@ from .inplace import apply_inplace
 from .pointwise import _np_sigmoid, abs as abs_, clamp, exp, neg, sigmoid, tanh, where
 from .registry import Pointwise
 from .shape import cat, chunk, clone
+from .special import erf
 
 # Note [Activations as entries]
 # Each elementwise activation is one ``Pointwise`` entry: torch's native signature (the one
@@ -90,27 +91,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return LEAKY_RELU(input, negative_slope)
 
 
-# -- erf / gelu ------------------------------------------------------------------------------
-
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-ERF = Pointwise(
-    "erf(Tensor input, *, Tensor out=None)", grad_fn="ErfBackward0",
-    forward=_erf_kernels.erf,  # Note [Vectorised erf]: float64 work, rounded once
-    refuses="c", kernel="erf_vml_cpu", own_bfloat16=True, warns=False, saves="self",
-    derivative=lambda grad, x: grad * (exp(-(x * x)) * _TWO_OVER_SQRT_PI))
-
-
-@ERF.public
-def erf(input: Tensor) -> Tensor:
-    """Error function; integers give the default float dtype (grad_fn ``ErfBackward0``).
-
-    >>> import npgrad
-    >>> npgrad.erf(npgrad.tensor([0., 1.]))
-    tensor([0.0000, 0.8427])
-    """
-    return ERF(input)
-
+# -- gelu (erf is in special.py, with erfc) ------------------------------------------------
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_C = 0.044715

@@ -33,13 +33,14 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .checks import overflow_error, scalar_name
 from .._storage import storage_offset
-from .activation import (CELU, ELU, ERF, GELU, HARDSIGMOID, HARDSWISH, HARDTANH, LEAKY_RELU,
+from .activation import (CELU, ELU, GELU, HARDSIGMOID, HARDSWISH, HARDTANH, LEAKY_RELU,
                          LOG_SIGMOID, MISH, SOFTPLUS, _RELU6, _SELU)
 from .pointwise import (CEIL, CLAMP_MAX_SCALAR, CLAMP_MAX_TENSOR, CLAMP_MIN_SCALAR,
                         CLAMP_MIN_TENSOR, CLAMP_SCALAR, FLOOR, FMOD, FMOD_SCALAR, FRAC, MAXIMUM,
                         MINIMUM, RELU, REMAINDER, REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, SIGN,
                         TRUNC, _CLIP_SCALAR, _sign_forward, where, zeros_like_grad)
-from .special import ATAN2, ENTR, ERFC, HYPOT, LOGIT, _ARCTAN2, _SPECIAL_ERFC, _SPECIAL_LOGIT
+from .special import (ATAN2, ENTR, ERF, ERFC, HYPOT, LOGIT, _ARCTAN2, _SPECIAL_ERFC,
+                      _SPECIAL_LOGIT)
 from .registry import Pointwise
 from .shape import ShapeNode, select, clone
 from .signature import signature

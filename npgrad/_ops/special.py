@@ -25,7 +25,6 @@ from . import _erf_kernels
 from ._core import (Node, SavedTensor, binary, binary_arrays, is_tensor,
                     node_of, record, saved, unary)
 from ._shape_util import broadcast_shapes
-from .activation import erf  # noqa: F401 - torch.erf: the op lives with gelu, which uses it
 from .inplace import apply_inplace
 from .pointwise import (EXPM1, LOG1P, SIGMOID, PointwiseBinaryNode, PointwiseNode, _unary_float,
                         cos, exp, isfinite, log, logical_or, masked_fill, rsqrt, sin, where)
@@ -204,6 +203,26 @@ def arctanh(input: Tensor) -> Tensor:
 
 
 # -- erfc / exp2 ----------------------------------------------------------------------------
+
+# -- the error functions ------------------------------------------------------------------
+
+ERF = Pointwise(
+    "erf(Tensor input, *, Tensor out=None)", grad_fn="ErfBackward0",
+    forward=_erf_kernels.erf,  # Note [Vectorised erf]: float64 work, rounded once
+    refuses="c", kernel="erf_vml_cpu", own_bfloat16=True, warns=False, saves="self",
+    derivative=lambda grad, x: grad * (exp(-(x * x)) * _TWO_OVER_SQRT_PI))
+
+
+@ERF.public
+def erf(input: Tensor) -> Tensor:
+    """Error function; integers give the default float dtype (grad_fn ``ErfBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.erf(npgrad.tensor([0., 1.]))
+    tensor([0.0000, 0.8427])
+    """
+    return ERF(input)
+
 
 _erfc_np = _erf_kernels.erfc   # Note [Vectorised erf]
 
