@@ -599,14 +599,8 @@ def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore
     picked = np.where(valid, -classes_last[np.arange(flat_t.size), safe] * w[safe],
                       np.zeros((), dtype=x.dtype))
     total_weight = wt.sum()
-    if reduction == "none":
-        out = picked.reshape(t.shape)
-    elif reduction == "sum":
-        out = picked.sum()
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = picked.sum() / total_weight
-    res, node = record(cls, (input,), np.asarray(out, dtype=x.dtype))
+    res, node = record(cls, (input,), _nll_reduced(picked, total_weight, t.shape, reduction,
+                                                   x.dtype))
     if node is not None:
         node.target = SavedTensor(target)
         node.weight = w if weight is not None else None
@@ -615,6 +609,20 @@ def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore
         node.total_weight = total_weight
         node.in_shape = x.shape
     return res
+
+
+def _nll_reduced(picked: np.ndarray, total_weight: Any, shape: tuple, reduction: str,
+                 dtype: np.dtype) -> np.ndarray:
+    """The per-target losses reduced as ``reduction`` says (the mean divides by the total
+    weight, 0/0 giving NaN as in torch)."""
+    if reduction == "none":
+        out = picked.reshape(shape)
+    elif reduction == "sum":
+        out = picked.sum()
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = picked.sum() / total_weight
+    return np.asarray(out, dtype=dtype)
 
 
 # Note [Class-index NLL without weights]
@@ -636,14 +644,8 @@ def _nll_unweighted(cls: type, input: Tensor, target: Tensor, classes_last: np.n
     x, t = input._data, target._data
     picked = -classes_last[np.arange(flat_t.size), flat_t]
     total_weight = np.ones(flat_t.size, dtype=x.dtype).sum()
-    if reduction == "none":
-        out = picked.reshape(t.shape)
-    elif reduction == "sum":
-        out = picked.sum()
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = picked.sum() / total_weight
-    res, node = record(cls, (input,), np.asarray(out, dtype=x.dtype))
+    res, node = record(cls, (input,), _nll_reduced(picked, total_weight, t.shape, reduction,
+                                                   x.dtype))
     if node is not None:
         node.target = SavedTensor(target)
         node.weight = None

@@ -239,7 +239,6 @@ class CopySlices(Node):
 def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict,
                     write_where: Any = None) -> Tensor:
     """A recorded in-place op on ``view``: see Note [In-place on a view]."""
-    base = view._base
     old = make_tensor(view._data, view._grad_fn, True, None)
     old._output_nr = view._output_nr
     if FW.active and has_tangent(view):
@@ -251,6 +250,16 @@ def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict,
     write_tangent(view, tangent)
     fn = res._grad_fn
     adopt_result(view, old, res)
+    rebase_on_copy_slices(view, fn)
+    return view
+
+
+def rebase_on_copy_slices(view: Tensor, fn: Any) -> None:
+    """After ``fn`` wrote into ``view`` in place: the base's history becomes a CopySlices
+    over ``fn`` (the write into the region the view covers) and the view's an
+    AsStridedBackward0 over that (Note [In-place on a view]); also what a custom
+    Function's ``ctx.mark_dirty()`` on a view does."""
+    base = view._base
     geometry = Geometry.of(view._data, base._data)
     copy_slices = new_node(CopySlices, (edge_of(base),) + fn.next_functions[1:], base._data)
     copy_slices.fn = fn
@@ -265,5 +274,5 @@ def inplace_on_view(view: Tensor, op: Callable, args: tuple, kwargs: dict,
     view_node._view_version = view._vc.version
     view._grad_fn = view_node
     view._output_nr = 0
-    return view
+    view._requires_grad = True
 

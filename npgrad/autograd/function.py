@@ -442,8 +442,7 @@ def _rebase_dirty_view(ctx: BackwardCFunction, view: Tensor, raw_outputs: tuple)
     another position the gradients land as torch's land, shifted).
     """
     from .._ops.inplace import check_inplace  # the op layer imports autograd
-    from .._ops.views import AsStridedBackward0, CopySlices, Geometry
-    from .._ops._core import new_node
+    from .._ops.views import rebase_on_copy_slices
 
     check_inplace(view, _mode.RECORDING, False)
     differentiable = [o for o in raw_outputs if _is_tensor(o) and _is_differentiable(o)]
@@ -451,23 +450,7 @@ def _rebase_dirty_view(ctx: BackwardCFunction, view: Tensor, raw_outputs: tuple)
         raise NotImplementedError(
             "npgrad: ctx.mark_dirty() on a view is supported when the view is the Function's "
             "only differentiable output")
-    fn = ctx
-    base = view._base
-    geometry = Geometry.of(view._data, base._data)
-    copy_slices = new_node(CopySlices, (edge_of(base),) + fn.next_functions[1:], base._data)
-    copy_slices.fn = fn
-    copy_slices.geometry = geometry
-    copy_slices.view_meta = view._data.shape
-    base._grad_fn = copy_slices
-    base._output_nr = 0
-    base._requires_grad = True
-    view_node = new_node(AsStridedBackward0, ((copy_slices, 0),), view._data)
-    view_node.geometry = geometry
-    view_node.base_shape = base._data.shape
-    view_node._view_version = view._vc.version
-    view._grad_fn = view_node
-    view._output_nr = 0
-    view._requires_grad = True
+    rebase_on_copy_slices(view, ctx)
     return view
 
 
