@@ -2,7 +2,8 @@
 
     python benchmarks/run.py                 # the full run (1 thread, then 2; ~10 minutes)
     python benchmarks/run.py --quick         # small sizes and repeat counts, 1 thread (CI)
-    python benchmarks/run.py --only chain    # only the benchmarks whose name contains "chain"
+    python benchmarks/run.py --only chain    # one group: import, ops, chain, steps, memory, cycles
+    python benchmarks/run.py --only mlp      # otherwise the rows whose name contains "mlp"
     python benchmarks/run.py --threads 1     # only the 1-thread table
     python benchmarks/run.py --no-torch      # as if torch were not installed
     python benchmarks/run.py --libs npgrad,numpy
@@ -914,6 +915,10 @@ class Session:
         self.info = {lib: w.call(op="info") for lib, w in self.workers.items()}
         self.counter = 0
 
+    def wanted(self, group: str, row: str) -> bool:
+        """Whether ``--only`` keeps this row (Note [Selecting benchmarks])."""
+        return row_wanted(self.args.only, group, row)
+
     def close(self) -> None:
         for worker in self.workers.values():
             worker.close()
@@ -1023,6 +1028,8 @@ def bench_ops(session: Session, case: tuple) -> list:
         return []
     rows = []
     for mode in modes:
+        if not session.wanted("ops", f"{name} [{mode}]"):
+            continue
         results = session.measure("op", [name, mode], session.settings.repeat)
         rows.append(row_from(f"{name} [{mode}]", "us", results, targets.get(mode, [])))
     return rows
@@ -1075,7 +1082,7 @@ STEP_ROWS = [
 def bench_steps(session: Session) -> list:
     rows = []
     for which, name, targets, note in STEP_ROWS:
-        if session.args.only and session.args.only.lower() not in name.lower():
+        if not session.wanted("steps", name):
             continue
         results = session.measure("step", [which], session.settings.step_repeat)
         rows.append(row_from(name, "s", results, targets, note))
@@ -1141,32 +1148,68 @@ def bench_cycles(session: Session) -> list:
     ]
 
 
-def benchmarks() -> list:
-    """(name, function) pairs in table order; ``--only`` filters on the name, which begins
-    the names of the rows the function reports."""
-    entries: list = [("import", bench_import)]
+def chain_row_names(settings: Settings) -> list:
+    labels = [f"{n // 1000}k" if n < 1_000_000 else f"{n // 1_000_000}M"
+              for n in settings.chain_lengths]
+    short, long = settings.chain_lengths
+    return ([f"chain y*c {label} {what}" for label in labels for what in ("fwd+bwd", "per op")]
+            + [f"chain linearity (per-op {long:,} / {short:,})"])
+
+
+# Note [Selecting benchmarks]
+# ``--only NAME`` (any case) names a group when it is part of a group's name -- "ops" (every
+# per-op row: ``--only op``), "chain", "steps" (training steps, jvp, GELU), "memory",
+# "cycles", "import" -- and keeps that group's rows; otherwise it keeps the rows whose name,
+# as the table prints it, contains NAME ("a*b+a 1 elem [no_grad]", "mlp", "gelu").  A group
+# whose rows are computed together (a chain's linearity needs both lengths) runs whole when
+# any of its rows is kept; the per-op and step groups run only their kept rows.
+
+def benchmarks(settings: Settings) -> list:
+    """(group, row names, function) triples in table order (Note [Selecting benchmarks])."""
+    entries: list = [("import", ["import"], bench_import)]
     for case in OP_CASES:
-        entries.append((case[0], lambda session, case=case: bench_ops(session, case)))
-    entries += [("chain y*c", bench_chain),
-                ("train step / jvp / gelu", bench_steps),
-                ("peak mem 10x1024 MLP", bench_memory),
-                ("cycles", bench_cycles)]
+        entries.append(("ops", [f"{case[0]} [{mode}]" for mode in case[2]],
+                        lambda session, case=case: bench_ops(session, case)))
+    entries += [("chain", chain_row_names(settings), bench_chain),
+                ("steps", [row[1] for row in STEP_ROWS], bench_steps),
+                ("memory", [f"peak mem 10x1024 MLP fwd b256 [{mode}]" for mode in MODES]
+                 + ["peak mem 10x1024 MLP train step b256"], bench_memory),
+                ("cycles", ["cycles: graph nodes freed by refcount",
+                            "cycles: npgrad objects found by gc.collect()"], bench_cycles)]
     return entries
 
 
-def run_session(session: Session, only: str | None) -> list:
+def run_session(session: Session) -> list:
     rows = []
-    for name, bench in benchmarks():
-        if only and only.lower() not in name.lower() and not (
-                bench is bench_steps and any(only.lower() in r[1].lower() for r in STEP_ROWS)):
+    for group, names, bench in benchmarks(session.settings):
+        if not any(session.wanted(group, name) for name in names):
             continue
-        print(f"  [{session.threads} thread{'s' if session.threads > 1 else ''}] {name} ...",
-              file=sys.stderr, flush=True)
+        print(f"  [{session.threads} thread{'s' if session.threads > 1 else ''}] {group}: "
+              f"{names[0]}{' ...' if len(names) > 1 else ''}", file=sys.stderr, flush=True)
         try:
             rows.extend(bench(session))
         except Exception as exc:  # noqa: BLE001 - one broken benchmark must not hide the others
-            rows.append(Row(name, "", error=f"{type(exc).__name__}: {exc}"))
+            rows.append(Row(names[0], "", error=f"{type(exc).__name__}: {exc}"))
     return rows
+
+
+GROUPS = ("import", "ops", "chain", "steps", "memory", "cycles")
+
+
+def row_wanted(only: str | None, group: str, row: str) -> bool:
+    """Whether ``--only only`` keeps row ``row`` of ``group`` (Note [Selecting benchmarks])."""
+    if not only:
+        return True
+    only = only.lower()
+    if any(only in name for name in GROUPS):
+        return only in group
+    return only in row.lower()
+
+
+def selected_rows(only: str | None, settings: Settings) -> list:
+    """The row names ``--only`` keeps, known before anything runs."""
+    return [name for group, names, _ in benchmarks(settings) for name in names
+            if row_wanted(only, group, name)]
 
 
 def available_libs(args: argparse.Namespace) -> tuple:
@@ -1223,7 +1266,8 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="small sizes and repeat counts, 1 thread (the whole run < 60 s)")
     parser.add_argument("--only", metavar="NAME",
-                        help="run only benchmarks whose name contains NAME")
+                        help="run only one group of rows (import, ops, chain, steps, memory, "
+                             "cycles) or the rows whose name contains NAME")
     parser.add_argument("--json", metavar="PATH",
                         default=os.path.join(BENCH_DIR, "results.json"),
                         help="where to write the results (default: benchmarks/results.json)")
@@ -1248,6 +1292,9 @@ def main(argv: list | None = None) -> int:
         return 0
 
     settings = Settings.make(args.quick)
+    if args.only and not selected_rows(args.only, settings):   # a typo: say so, run nothing
+        parser.error(f"--only {args.only!r} matches no row name and no group "
+                     f"({', '.join(GROUPS)})")
     threads = [int(t) for t in (args.threads or ("1" if args.quick else "1,2")).split(",")]
     libs = available_libs(args)
     start = time.perf_counter()
@@ -1256,7 +1303,7 @@ def main(argv: list | None = None) -> int:
         load_before = load_text()
         session = Session(libs, n, args, settings)
         try:
-            tables[n] = run_session(session, args.only)
+            tables[n] = run_session(session)
         finally:
             session.close()
         infos[n] = session.info

@@ -50,13 +50,13 @@ from ._ops.reduction import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, cumsum, logsumexp, log_softmax, max, mean, min,
     norm, prod, softmax, std, sum, var,
 )
-from ._ops.linalg import addmm, bmm, dot, matmul, mm, mv, outer  # noqa: F401
+from ._ops.matmul import addmm, bmm, dot, matmul, mm, mv, outer  # noqa: F401
 from ._ops.shape import (  # noqa: F401
-    cat, chunk, clone, detach, diagonal, expand, flatten, flip, gather, index_select, narrow,
+    cat, chunk, clone, detach, diagonal, expand, flatten, flip, narrow,
     permute, repeat, reshape, select, split, squeeze, stack, t, transpose, unbind, unflatten,
     unsqueeze,
 )
-from ._ops.indexing import nonzero  # noqa: F401
+from ._ops.indexing import gather, index_select, nonzero  # noqa: F401
 from ._ops.as_strided import as_strided  # noqa: F401
 # torch-level functions: special functions and activations [special]
 from ._ops.special import (  # noqa: F401
@@ -65,7 +65,7 @@ from ._ops.special import (  # noqa: F401
     cosh_, erf, erf_, erfc, erfc_, exp2, exp2_, hypot, logaddexp, nan_to_num, nan_to_num_,
     sinh, sinh_, xlogy, xlogy_,
 )
-from ._ops.activation import celu, celu_, selu, selu_  # noqa: F401
+from ._ops.activation import celu, celu_, selu, selu_, threshold, threshold_  # noqa: F401
 # torch-level functions: shape, indexing and creation [shape]
 from ._ops.arrange import (  # noqa: E402,F401
     argwhere, atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to,
@@ -87,7 +87,7 @@ from ._ops.reduction import cummax, cummin, cumprod, logcumsumexp  # noqa: F401
 from ._ops.reduction import (  # noqa: F401
     cdist, count_nonzero, dist, nanmean, nansum,
 )
-from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross  # noqa: F401
+from ._ops.matmul import addbmm, addmv, addr, baddbmm, cross  # noqa: F401
 from ._ops.sorting import bincount, histc, unique  # noqa: F401
 from ._creation import logspace  # noqa: F401
 from ._ops.reduction import std_mean, var_mean  # noqa: F401
@@ -104,7 +104,7 @@ from .backends._runtime import (  # noqa: E402,F401
     is_deterministic_algorithms_warn_only_enabled, set_num_threads, use_deterministic_algorithms,
 )
 # torch-level functions: linear algebra [linalg]
-# (torch.inverse, det, ... live in _ops.decompositions, loaded on first use: see __getattr__)
+# (torch.inverse, det, ... live in _ops.linalg, loaded on first use: see __getattr__)
 from . import autograd  # noqa: E402,F401
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, no_grad, set_grad_enabled,
@@ -176,7 +176,7 @@ _LAZY_NAMES = {"autocast": ("amp.autocast_mode", "autocast"),
 _LAZY_NAMES.update({name: ("_legacy_tensor", name) for name in (
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor")})
-# torch-level linear-algebra names -> their functions in _ops.decompositions (a large module few
+# torch-level linear-algebra names -> their functions in _ops.linalg (a large module few
 # programs need, so it is imported on first use)
 _LAZY_LINALG = {"cholesky_solve": "cholesky_solve", "det": "det", "inverse": "inv",
                 "logdet": "logdet", "matrix_power": "matrix_power", "pinverse": "pinverse",
@@ -192,8 +192,8 @@ def __getattr__(name: str) -> Any:
         module, attr = _LAZY_NAMES[name]
         return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
     if name in _LAZY_LINALG:
-        decompositions = importlib.import_module(f"{__name__}._ops.decompositions")
-        return getattr(decompositions, _LAZY_LINALG[name])
+        linalg_ops = importlib.import_module(f"{__name__}._ops.linalg")
+        return getattr(linalg_ops, _LAZY_LINALG[name])
     if name in ("save", "load", "serialization"):
         # torch's file formats and safetensors: imported on first use (npgrad.serialization)
         serialization = importlib.import_module(f"{__name__}.serialization")
@@ -223,11 +223,11 @@ if TYPE_CHECKING:
                                  LongTensor as LongTensor, ShortTensor as ShortTensor)
     from ._torch_alias import (install_as_torch as install_as_torch,
                                uninstall_as_torch as uninstall_as_torch)
-    from ._ops.decompositions import (cholesky_solve as cholesky_solve, det as det,
-                                      inv as inverse, logdet as logdet,
-                                      matrix_power as matrix_power, pinverse as pinverse,
-                                      torch_cholesky as cholesky, torch_qr as qr,
-                                      torch_slogdet as slogdet, torch_svd as svd)
+    from ._ops.linalg import (cholesky_solve as cholesky_solve, det as det,
+                              inv as inverse, logdet as logdet,
+                              matrix_power as matrix_power, pinverse as pinverse,
+                              torch_cholesky as cholesky, torch_qr as qr,
+                              torch_slogdet as slogdet, torch_svd as svd)
     from .amp.autocast_mode import autocast as autocast, is_autocast_enabled as is_autocast_enabled
     from .serialization import load as load, save as save
     from .utils.dlpack import from_dlpack as from_dlpack
@@ -249,6 +249,7 @@ __all__ = [
     'cdouble', 'cfloat', 'chalf', 'complex32', 'complex64', 'complex128', 'angle', 'complex',
     'conj', 'conj_physical', 'imag', 'is_complex', 'is_conj', 'polar', 'real', 'resolve_conj',
     'sgn', 'view_as_complex', 'view_as_real',
+    'threshold', 'threshold_',
     'CharTensor', 'cholesky', 'cholesky_solve', 'chunk', 'clamp', 'clamp_max', 'clamp_min',
     'clip', 'clone', 'column_stack', 'combinations', 'concat', 'concatenate', 'cos', 'cosh',
     'cosh_', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum',

@@ -286,10 +286,11 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     check_device(device)
     if end is None:
         start, end = 0, start
+    # 0-dim tensors are Scalars to torch; bools count as integers (arange(True, 3) is int64)
+    start, end, step = _scalar_of(start), _scalar_of(end), _scalar_of(step)
     np_dt = _np_dtype(dtype)
     if np_dt is None:
-        is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                     for v in (start, end, step))
+        is_int = all(isinstance(v, (int, np.integer, np.bool_)) for v in (start, end, step))
         np_dt = _dtype.int64.np_dtype if is_int else _dtype.get_default_dtype().np_dtype
     if np_dt.kind == "c":
         raise NotImplementedError(
@@ -327,7 +328,73 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     check_new_sizes((steps,), np_dt)
-    return _leaf(np.linspace(start, end, steps).astype(np_dt), requires_grad)
+    return _leaf(_spaced(start, end, steps, np_dt).astype(np_dt), requires_grad)
+
+
+# Note [linspace's two halves]
+# torch fills linspace from both ends: with ``step = (end - start) / (steps - 1)``, the first
+# ``steps // 2`` values are ``start + step * i`` and the rest ``end - step * (steps - 1 - i)``,
+# each a fused multiply-add (one rounding), in the result dtype (in double for integer dtypes,
+# after casting start and end to the integer dtype; the values then truncate).  np.linspace
+# differs where it matters: with an infinite or NaN end point torch's ``inf - inf * k`` and
+# ``inf * 0`` make NaNs at known places (linspace(inf, 1, 5) is [nan, nan, inf, inf, nan]),
+# NumPy's last value is always ``end``, and its rounding differs in the last bit (which
+# truncation to an integer dtype turns into a whole unit).  The fused step is emulated one
+# precision up (float32 in float64, float64 in long double: a product of ``step`` and an
+# index below 2**11 is exact there).  Complex values take the real formula per component.
+def _spaced(start: Any, end: Any, steps: int, np_dt: np.dtype) -> np.ndarray:
+    """The linspace values (before the cast to ``np_dt``), as torch's kernel computes them."""
+    start, end = _scalar_of(start), _scalar_of(end)
+    if np_dt.kind == "c":
+        real_dt = np.dtype(np.float32 if np_dt == np.complex64 else np.float64)
+        re = _spaced(complex(start).real, complex(end).real, steps, real_dt)
+        im = _spaced(complex(start).imag, complex(end).imag, steps, real_dt)
+        return (re + 1j * im).astype(np_dt)
+    if np_dt.kind in "iub":
+        work: np.dtype = np.dtype(np.float64)
+        check_scalar_fits(start, np_dt)
+        check_scalar_fits(end, np_dt)
+        with np.errstate(all="ignore"):  # torch casts the ends first (truncating, wrapping)
+            start, end = np.asarray(start).astype(np_dt), np.asarray(end).astype(np_dt)
+    else:
+        work = np_dt
+    with np.errstate(all="ignore"):
+        first, last = np.asarray(start).astype(work), np.asarray(end).astype(work)
+        if steps == 1:
+            return np.full(1, first, work)
+        wide = np.dtype(np.longdouble if work == np.float64 else np.float64)
+        step = ((last - first) / work.type(max(steps - 1, 1))).astype(wide)
+        idx = np.arange(steps)
+        head = first.astype(wide) + step * idx.astype(wide)
+        tail = last.astype(wide) - step * (steps - 1 - idx).astype(wide)
+        return np.where(idx < steps // 2, head, tail).astype(work)
+
+
+def _log_exponents(start: Any, end: Any, steps: int, np_dt: np.dtype) -> np.ndarray:
+    """logspace's exponents as torch's (unfused, scalar) loop computes them: the ends cast to
+    the result dtype, their difference taken there, then the step and the two halves in
+    double; one step is ``start`` itself, uncast (logspace(7.5, 0, 1, dtype=int64) is
+    ``int(10 ** 7.5)``).  Complex results use the complex linspace."""
+    start, end = _scalar_of(start), _scalar_of(end)
+    if np_dt.kind == "c":
+        return _spaced(start, end, steps, np_dt)
+    if steps == 1:
+        return np.array([float(start)])
+    if np_dt.kind in "iub":
+        check_scalar_fits(start, np_dt)
+        check_scalar_fits(end, np_dt)
+    with np.errstate(all="ignore"):
+        first, last = np.asarray(start).astype(np_dt), np.asarray(end).astype(np_dt)
+        step = np.float64(last - first) / np.float64(max(steps - 1, 1))
+        idx = np.arange(steps, dtype=np.float64)
+        head = np.float64(first) + step * idx
+        tail = np.float64(last) - step * (steps - 1 - idx)
+    return np.where(idx < steps // 2, head, tail)
+
+
+def _scalar_of(value: Any) -> Any:
+    """A Python number from a number or a one-element tensor (linspace's Tensor overloads)."""
+    return value.item() if isinstance(value, Tensor) else value
 
 
 @signature("logspace(Tensor start, Tensor end, int64_t steps, double base=10.0, *, "
@@ -353,12 +420,13 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     dt = _dtype.get_default_dtype() if dtype is None else dtype
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    exps = np.linspace(float(start), float(end), steps)
-    out = np.power(float(base), exps).astype(dt.np_dtype if dt.np_dtype.kind == "f"
-                                            else np.float64)
-    if dt.np_dtype.kind != "f":
-        out = np.round(out).astype(dt.np_dtype)
-    return tensor(out, dtype=dt, requires_grad=requires_grad)
+    # torch raises ``base`` (a double) to linspace's exponents (Note [linspace's two halves])
+    # and casts: integer results truncate (logspace(0, 2, 5, dtype=int64)[3] is 31).
+    exps = _log_exponents(start, end, steps, dt.np_dtype)
+    with np.errstate(all="ignore"):
+        out = np.power(np.float64(base), exps.astype(np.float64)
+                       if exps.dtype.kind == "f" else exps)
+    return tensor(out.astype(dt.np_dtype), dtype=dt, requires_grad=requires_grad)
 
 
 @signature("eye(SymInt n, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, "

@@ -75,6 +75,10 @@ class _ForwardEdge:
 
     __slots__ = ()
     next_functions: tuple = ()
+    # a node's edge slots (Note [Edges in the node] in autograd/graph.py): none
+    _n_edges = 0
+    _fn0 = _fn1 = _edges = None
+    _nr0 = _nr1 = 0
 
     def name(self) -> str:
         return "ForwardEdge"

@@ -91,6 +91,13 @@ class SparseTensor(Tensor):
                                "argument !=self.sparse_dim() is not supported")
         return self
 
+    def type_as(self, other: Tensor) -> Tensor:
+        if type(other) is not SparseTensor:  # torch's to(options) carries the layout too
+            raise RuntimeError("to(options) doesn't support converting to a different layout, "
+                               "but got self.layout being Sparse and options.layout set as "
+                               "Strided")
+        return self.to(other.dtype)
+
     # -- what a sparse tensor has no storage for --------------------------------
     def is_contiguous(self, memory_format: Any = None) -> bool:
         return False

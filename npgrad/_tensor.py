@@ -40,19 +40,19 @@ from ._ops.pointwise import (
     isfinite, le, lerp, log, log1p, log2, log10, logical_and, logical_not, logical_or,
     logical_xor, lt, masked_fill, maximum, minimum, mul, ne, neg, pow, rdiv, reciprocal, relu,
     remainder, round, rsqrt, rsub, sigmoid, sign, sin, sqrt, square, sub, tan, tanh, trunc,
-    where, equal, allclose, isclose,
+    where, equal, allclose, isclose, ROUNDING_MODE_NOT_GIVEN,
 )
 from ._ops.reduction import (
     all, amax, amin, any, argmax, argmin, cumsum, logsumexp, log_softmax, max, mean, min,
     norm, prod, softmax, std, sum, var,
 )
-from ._ops.linalg import bmm, dot, matmul, mm, mv, outer
+from ._ops.matmul import bmm, dot, matmul, mm, mv, outer
 from ._ops.shape import (
-    chunk, clone, contiguous, detach, detach_, diagonal, expand, flatten, flip, gather,
-    index_select, narrow, permute, repeat, reshape, select, split, squeeze, t, to, transpose,
+    chunk, clone, contiguous, detach, detach_, diagonal, expand, flatten, flip,
+    narrow, permute, repeat, reshape, select, split, squeeze, t, to, transpose,
     unbind, unflatten, unsqueeze, view,
 )
-from ._ops.indexing import getitem, nonzero, setitem
+from ._ops.indexing import gather, getitem, index_select, nonzero, setitem
 from ._ops import views as _views
 from ._ops import view_inplace as _view_inplace
 from ._ops import as_strided as _as_strided
@@ -78,7 +78,7 @@ from ._ops.sorting import (
 )
 from ._ops.reduction import cummax, cummin, cumprod, logcumsumexp
 from ._ops.reduction import count_nonzero, dist, nanmean, nansum
-from ._ops.linalg import addbmm, addmv, addr, baddbmm, cross
+from ._ops.matmul import addbmm, addmv, addr, baddbmm, cross
 from ._ops.sorting import bincount, histc, unique
 from ._ops.reduction import aminmax
 from ._ops.sorting import nanquantile, quantile
@@ -167,7 +167,9 @@ class Tensor(TensorBase):
         def __rpow__(self, base: _Operand) -> Tensor: ...
         def __rmatmul__(self, other: Any) -> Tensor: ...
         def __floordiv__(self, other: _Operand) -> Tensor: ...
+        def __rfloordiv__(self, other: _Operand) -> Tensor: ...
         def __mod__(self, other: _Operand) -> Tensor: ...
+        def __rmod__(self, other: _Operand) -> Tensor: ...
         def __and__(self, other: _Operand) -> Tensor: ...
         def __rand__(self, other: _Operand) -> Tensor: ...
         def __or__(self, other: _Operand) -> Tensor: ...
@@ -735,11 +737,6 @@ class Tensor(TensorBase):
     # -- arithmetic operators -------------------------------------------------
 
 
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return floor_divide(_as_tensor_like(other, self), self)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return remainder(_as_tensor_like(other, self), self)
 
 
     def __pos__(self) -> Tensor:
@@ -782,7 +779,7 @@ class Tensor(TensorBase):
     @method_signature("div(Tensor other)",
                       "div(Tensor other, *, c10::string_view? rounding_mode)",
                       "div(Scalar other, *, c10::string_view? rounding_mode)")
-    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    def div(self, other: Any, *, rounding_mode: str | None = ROUNDING_MODE_NOT_GIVEN) -> Tensor:
         return div(self, other, rounding_mode=rounding_mode)
 
     divide = true_divide = div
@@ -1081,7 +1078,7 @@ class Tensor(TensorBase):
                       "var(IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
                       "bool keepdim=False)",
                       "var(bool unbiased=True)")
-    def var(self, dim: Any = None, unbiased: Any = None, keepdim: builtins.bool = False, *,
+    def var(self, dim: Any = NO_DIM, unbiased: Any = None, keepdim: builtins.bool = False, *,
             correction: Any = None, keepdims: Any = None) -> Tensor:
         if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
             keepdim = keepdims
@@ -1091,7 +1088,7 @@ class Tensor(TensorBase):
                       "std(IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
                       "bool keepdim=False)",
                       "std(bool unbiased=True)")
-    def std(self, dim: Any = None, unbiased: Any = None, keepdim: builtins.bool = False, *,
+    def std(self, dim: Any = NO_DIM, unbiased: Any = None, keepdim: builtins.bool = False, *,
             correction: Any = None, keepdims: Any = None) -> Tensor:
         if keepdims is not None:  # NumPy's spelling, accepted as torch accepts it
             keepdim = keepdims
@@ -1375,7 +1372,7 @@ class Tensor(TensorBase):
     @method_signature("div_(Tensor other)",
                       "div_(Tensor other, *, c10::string_view? rounding_mode)",
                       "div_(Scalar other, *, c10::string_view? rounding_mode)")
-    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    def div_(self, other: Any, *, rounding_mode: str | None = ROUNDING_MODE_NOT_GIVEN) -> Tensor:
         return div_(self, other, rounding_mode=rounding_mode)
 
     @method_signature("floor_divide_(Tensor other)",
@@ -2134,10 +2131,6 @@ def _shape_str(shape: tuple) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
-    from ._creation import scalar_tensor_like
-
-    return scalar_tensor_like(value, like)
 
 
 
@@ -2157,9 +2150,9 @@ del _name, _op
 
 def _decomp() -> Any:
     """The linear-algebra ops' module, imported on first use (large, and rarely needed)."""
-    from ._ops import decompositions
+    from ._ops import linalg as linalg_ops
 
-    return decompositions
+    return linalg_ops
 
 
 # The arithmetic and comparison operators *are* the op functions (each takes the tensor
@@ -2189,6 +2182,26 @@ if not TYPE_CHECKING:
     Tensor.__rmatmul__ = reflected_operator(_unchecked(matmul), "__rmatmul__", TENSOR_TYPES)
     Tensor.__floordiv__ = operator(_unchecked(floor_divide), "__floordiv__")
     Tensor.__mod__ = operator(_unchecked(remainder), "__mod__")
+    # Reflected, the other operand keeps its own dtype (a float64 tensor // a float32 one is
+    # float64); a NumPy array is NumPy's to handle first, so torch gives NotImplemented.
+    def _reflected_scalar_operator(op: Any, name: str) -> Any:
+        """``other op self`` for ``//`` and ``%``: a Python or NumPy number enters as torch
+        wraps it (a 0-dim tensor like ``self``, out-of-range integers included); a tensor
+        keeps its own dtype; anything else gives NotImplemented."""
+        from ._creation import scalar_tensor_like
+
+        def dunder(self: Any, other: Any) -> Any:
+            if isinstance(other, Tensor):
+                return op(other, self)
+            if isinstance(other, (int, float, complex, np.number, np.bool_)):
+                return op(scalar_tensor_like(other, self), self)
+            return NotImplemented
+
+        dunder.__name__ = dunder.__qualname__ = name
+        return dunder
+
+    Tensor.__rfloordiv__ = _reflected_scalar_operator(_unchecked(floor_divide), "__rfloordiv__")
+    Tensor.__rmod__ = _reflected_scalar_operator(_unchecked(remainder), "__rmod__")
     Tensor.__and__ = Tensor.__rand__ = operator(_unchecked(bitwise_and), "__and__")
     Tensor.__or__ = Tensor.__ror__ = operator(_unchecked(bitwise_or), "__or__")
     Tensor.__xor__ = Tensor.__rxor__ = operator(_unchecked(bitwise_xor), "__xor__")

@@ -1,7 +1,7 @@
 """Op-table rows: linear algebra (see tests/op_table.py for what a row is and which checks it gets).
 
 Decompositions with a sign gauge (eigh, svd) are compared through outputs that do not depend on
-it (Note [Gauge of eigenvectors and singular vectors] in npgrad/_ops/decompositions.py).
+it (Note [Gauge of eigenvectors and singular vectors] in npgrad/_ops/linalg.py).
 Symmetric positive-definite inputs are built inside the row from a random matrix.
 """
 from __future__ import annotations

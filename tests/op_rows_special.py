@@ -132,6 +132,13 @@ ROWS: list[OpRow] = [
     # mish / logsigmoid / softsign
     P("mish", lambda m, x: _F(m).mish(x), (_S,), "MishBackward0"),
     P("logsigmoid", lambda m, x: _F(m).logsigmoid(x), (_S,), "LogSigmoidBackward0"),
+    # threshold: ``value`` where x <= threshold (0 here, away from every input)
+    P("threshold", lambda m, x: m.threshold(x, 0.0, -3.0), (_S,), "ThresholdBackward0",
+      domain="nonzero"),
+    P("threshold_functional", lambda m, x: _F(m).threshold(x, 0.0, 0.5), (_S,),
+      "ThresholdBackward0", domain="nonzero"),
+    P("threshold_inplace", _inplace(lambda m, x: _F(m).threshold(x, 0.0, 0.5, inplace=True)),
+      (_S,), "ThresholdBackward1", domain="nonzero"),
     P("softsign", lambda m, x: _F(m).softsign(x), (_S,), "DivBackward0", domain="nonzero"),
     # softmin / glu
     A("softmin", lambda m, x: _F(m).softmin(x, dim=1), ((2, 4),), "SoftmaxBackward0"),

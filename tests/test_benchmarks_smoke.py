@@ -137,8 +137,39 @@ def test_training_step_graph_is_freed_without_the_cyclic_gc():
 @pytest.mark.parametrize("unit,value,text", [("s", 2.5e-6, "2.50 us"), ("s", 0.0123, "12.30 ms"),
                                              ("MiB", 3.0, "3.00 MiB"), ("bool", True, "yes")])
 def test_value_formatting(unit, value, text):
+    run = _load_run_module()
+    assert run.format_value(value, unit) == text
+
+
+def _load_run_module():
     spec = importlib.util.spec_from_file_location("npgrad_benchmarks_run", RUN)
     run = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = run   # dataclasses look their module up while the class is made
     spec.loader.exec_module(run)
-    assert run.format_value(value, unit) == text
+    return run
+
+
+def test_only_selects_groups_and_rows():
+    run = _load_run_module()
+    settings = run.Settings.make(False)
+    # every group the table has is one --only can name, in table order
+    assert tuple(dict.fromkeys(g for g, _, _ in run.benchmarks(settings))) == run.GROUPS
+    per_op = [f"{case[0]} [{mode}]" for case in run.OP_CASES for mode in case[2]]
+    assert run.selected_rows("op", settings) == per_op        # a group: the per-op rows only
+    assert run.selected_rows("OPS", settings) == per_op
+    assert run.selected_rows("a*b+a 1 elem [no_grad]", settings) == ["a*b+a 1 elem [no_grad]"]
+    assert run.selected_rows("gelu", settings) == ["gelu exact 1M float32 [no_grad]"]
+    assert run.selected_rows("chain", settings) == [
+        "chain y*c 100k fwd+bwd", "chain y*c 100k per op", "chain y*c 1M fwd+bwd",
+        "chain y*c 1M per op", "chain linearity (per-op 1,000,000 / 100,000)"]
+    assert "train step MLP 784-256-10 b64" in run.selected_rows("mlp", settings)
+    assert run.selected_rows("no such row", settings) == []
+    assert run.selected_rows(None, settings) == [n for _, names, _ in run.benchmarks(settings)
+                                                 for n in names]
+
+
+def test_only_that_selects_nothing_is_an_error():
+    proc = subprocess.run([sys.executable, RUN, "--quick", "--only", "no such row"],
+                          capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert proc.returncode == 2
+    assert "--only 'no such row' matches no row name and no group" in proc.stderr

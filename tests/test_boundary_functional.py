@@ -744,3 +744,35 @@ def test_soft_margin_loss_matches_torch_with_mixed_dtypes() -> None:
             outs.append((str(out.dtype).split(".")[-1], out.numpy().astype(np.float64)))
         assert outs[0][0] == outs[1][0]
         np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-3)
+
+
+# -- adaptive pools' output sizes and the private names of torch's dispatchers ---------------
+
+@pytest.mark.parametrize("expr", [
+    "F.adaptive_avg_pool2d(x4, (3, -7))", "F.adaptive_avg_pool2d(x4, (2 ** 62, 1))",
+    "F.adaptive_avg_pool2d(x4, (2 ** 31, 2 ** 31))", "F.adaptive_avg_pool1d(x2, -7)",
+    "F.adaptive_avg_pool1d(x2, 2 ** 62)", "F.adaptive_max_pool2d(x4, (3, -7))",
+    "F.adaptive_max_pool2d(x4, (2 ** 62, 2 ** 62))", "F.adaptive_max_pool1d(x2, -2)",
+    "F.adaptive_max_pool1d(x2, 2 ** 62)", "F.adaptive_avg_pool1d(x2, 2 ** 40)",
+    "F.adaptive_max_pool2d(i4, 2)", "F.adaptive_avg_pool2d(b4, 2)", "F.adaptive_max_pool1d(i2, 2)",
+    "F.max_pool2d(x4, 2, bogus=1)", "F.max_pool2d(x4)", "F.max_pool1d(x2, bogus=1)",
+    "F.max_pool1d(x2)", "F.adaptive_max_pool2d(x4)", "F.adaptive_max_pool1d(x2, 2, bogus=1)",
+])
+def test_adaptive_pool_sizes_and_call_shapes(expr) -> None:
+    """Note [Adaptive pools' output sizes] and Note [The private names in torch's TypeErrors]
+    in npgrad/nn/functional.py: torch's errors, raised before NumPy allocates."""
+    pytest.importorskip("torch")
+
+    from torch_oracle import assert_same_error
+
+    def env(m: Any) -> dict:
+        return {"F": m.nn.functional, "x4": m.ones(1, 2, 6, 6), "x2": m.ones(2, 3),
+                "i4": m.ones(1, 2, 6, 6, dtype=m.int64), "b4": m.ones(1, 2, 6, 6, dtype=m.bool),
+                "i2": m.ones(2, 3, dtype=m.int64)}
+    assert_same_error(expr, env)
+
+
+def test_pool_wrappers_keep_their_public_names() -> None:
+    F = npgrad.nn.functional
+    for name in ("max_pool1d", "max_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"):
+        assert getattr(F, name).__name__ == name

@@ -563,7 +563,7 @@ COMPLEX_XFAIL = {
     **{name: "npgrad computes it where torch refuses complex inputs (no complex kernel, or "
              "no complex autograd for the op)"
        for name in ("xlogy_only_other", "xlogy_scalar_self", "xlogy_scalar_other", "nan_to_num",
-                    "nan_to_num_nonfinite", "cosine_similarity", "cosine_similarity_dim")},
+                    "nan_to_num_nonfinite")},
     "nan_to_num_inplace": "npgrad's in-place nan_to_num records MulBackward0, torch's "
                           "NanToNumBackward0 (with complex inputs)",
 }

@@ -162,6 +162,22 @@ def test_comparator_results() -> None:
     assert outcome.compare(a, c, compare_values=False) is None
 
 
+def test_mixed_precision_cases_compare_at_the_loosest_input_tolerance() -> None:
+    """Note [Mixed-precision tolerance]: a float64 result of float32 and float64 inputs may
+    carry float32 rounding (torch computes part of it in float32), but not more; the dtype is
+    still compared exactly."""
+    def f64(values: list) -> outcome.Outcome:
+        return outcome.capture(lambda: torch.tensor(values, dtype=torch.float64))
+    a, b = f64([1.0, 2.0]), f64([1.0 + 3e-7, 2.0])
+    assert isinstance(outcome.compare(a, b), outcome.WrongResult)
+    assert outcome.compare(a, b, loosest="float32") is None
+    far = f64([1.0 + 1e-3, 2.0])
+    assert isinstance(outcome.compare(a, far, loosest="float32"), outcome.WrongResult)
+    assert outcome.compare(a, far, loosest="float16") is None
+    f32 = outcome.capture(lambda: torch.tensor([1.0, 2.0]))
+    assert "dtype" in str(outcome.compare(a, f32, loosest="float16"))
+
+
 def test_timeout_is_an_outcome() -> None:
     import time
     hung = outcome.capture(lambda: time.sleep(5), timeout_s=1)

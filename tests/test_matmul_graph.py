@@ -1,4 +1,4 @@
-"""matmul records torch's chain of nodes (Note [How matmul is recorded] in npgrad/_ops/linalg.py):
+"""matmul records torch's chain of nodes (Note [How matmul is recorded] in npgrad/_ops/matmul.py):
 the whole graph below ``(a @ b).grad_fn``, for every rank combination and requires_grad pattern,
 is torch's, and the unrecorded product has the recorded one's values."""
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The fast paths of issue 16's profile, against torch: the float32 exact-GELU kernel
 (Note [GELU in float32]), layer norm's NumPy backward (Note [Layer norm's backward in
-NumPy]), the NumPy reduction of broadcast gradients, and the node edges."""
+NumPy]), the NumPy reduction of broadcast gradients, and the node edges (Note [Edges in the
+node])."""
 from __future__ import annotations
 
 import math
@@ -256,6 +257,91 @@ def test_engine_reached_set_answers_will_execute():
     out.backward()
     assert answers == [(True, True, True, False)]
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+# -- edges in the node (Note [Edges in the node]) ----------------------------------------------
+
+def _edge_names(lib, fn):
+    return [None if child is None else (child.name().split("::")[-1], nr)
+            for child, nr in fn.next_functions]
+
+
+@pytest.mark.parametrize("case", ["mul_scalar", "mul_leaf", "add_both", "unary", "view",
+                                  "three_inputs", "cat_four", "second_output"])
+def test_next_functions_match_torch(case):
+    def build(lib):
+        a = lib.tensor([[1.5, -2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([[0.5, 3.0], [2.0, -1.0]], dtype=lib.float64, requires_grad=True)
+        c = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)
+        if case == "mul_scalar":
+            return (a * 2) * 3.0
+        if case == "mul_leaf":
+            return a * c
+        if case == "add_both":
+            return a.exp() + b.sin()
+        if case == "unary":
+            return (a * b).tanh()
+        if case == "view":
+            return a[0] * b[1]
+        if case == "three_inputs":
+            return lib.addcmul(a.exp(), b, c, value=0.5)
+        if case == "cat_four":
+            return lib.cat([a, c, b.exp(), a * 2])
+        return lib.max(a * b, dim=1)[1].float() + lib.max(a * b, dim=1)[0]
+
+    ours, theirs = build(npgrad).grad_fn, build(torch).grad_fn
+    assert _edge_names(npgrad, ours) == _edge_names(torch, theirs)
+    inner_ours = [child for child, _ in ours.next_functions if child is not None]
+    inner_theirs = [child for child, _ in theirs.next_functions if child is not None]
+    for o, t in zip(inner_ours, inner_theirs):
+        assert _edge_names(npgrad, o) == _edge_names(torch, t)
+
+
+def test_a_node_is_the_only_tracked_object_of_a_binary_op():
+    import gc
+
+    x = npgrad.ones(1, requires_grad=True)
+    y = x * 2.0
+    z = y * 3.0
+    node = z.grad_fn
+    # the node holds its child node directly: no edge tuples for the cyclic GC to scan
+    # (its output metadata is one tuple shared by every node of that shape and dtype)
+    referents = gc.get_referents(node)
+    assert y.grad_fn in referents
+    assert [r for r in referents if isinstance(r, tuple)] == [node._out_meta]
+    assert (y * 4.0).grad_fn._out_meta is node._out_meta
+    assert node.next_functions == ((y.grad_fn, 0), (None, 0))
+    assert node.next_functions[0][0].next_functions[0][0].name() == \
+        "torch::autograd::AccumulateGrad"
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0])
+
+
+def test_next_functions_assigned_and_read_back():
+    from npgrad.autograd.graph import Node
+
+    class ThreeEdges(Node):
+        __slots__ = ()
+
+    a = npgrad.ones(2, requires_grad=True)
+    b = (a * 2).grad_fn
+    node = object.__new__(ThreeEdges)
+    for edges in [(), ((b, 0),), ((None, 0), (b, 0)), ((b, 0), (None, 0), (b, 1))]:
+        node._init_node(edges, ())
+        assert node.next_functions == edges
+        assert [node.needs_input_grad(i) for i in range(len(edges))] == \
+            [fn is not None for fn, _ in edges]
+    node.next_functions = ((b, 0),)
+    assert node.next_functions == ((b, 0),)
+
+
+def test_backward_through_nodes_of_many_inputs():
+    xs = [npgrad.tensor([float(i + 1)], dtype=npgrad.float64, requires_grad=True)
+          for i in range(5)]
+    ts = [torch.tensor([float(i + 1)], dtype=torch.float64, requires_grad=True) for i in range(5)]
+    (npgrad.cat([x * 2 for x in xs]) ** 2).sum().backward()
+    (torch.cat([t * 2 for t in ts]) ** 2).sum().backward()
+    assert [x.grad.tolist() for x in xs] == [t.grad.tolist() for t in ts]
 
 
 # -- the in-place float32 fused multiply-add of the optimizers --------------------------------

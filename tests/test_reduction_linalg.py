@@ -163,9 +163,11 @@ def test_mm_saves_only_what_backward_reads() -> None:
     a = npgrad.tensor(np.ones((2, 3)), requires_grad=True)
     b = npgrad.tensor(np.ones((3, 4)))
     node = npgrad.mm(a, b).grad_fn
-    assert node.other is not None and getattr(node, "self_", None) is None
+    assert node._saved_mat2 is not None and node._saved_self is None
+    assert node._saved_self_sym_strides == (3, 1) and node._saved_mat2_sym_strides == ()
     node = npgrad.mm(npgrad.tensor(np.ones((2, 3))), a.t()).grad_fn
-    assert node.self_ is not None and getattr(node, "other", None) is None
+    assert node._saved_self is not None and node._saved_mat2 is None
+    assert node._saved_self_sym_strides == () and node._saved_mat2_sym_strides == (1, 3)
     s = npgrad.sum(a).grad_fn
     assert all(getattr(s, f, None) is None for f in ("self_", "result"))
 

@@ -330,7 +330,7 @@ def _declare(**changes: Any) -> General:
 
 @pytest.mark.parametrize("changes, text", [
     (dict(keeps=("eps",)), "kept 'eps' is neither a parameter"),
-    (dict(saves=("other",)), "saved 'other' is not an input or an output"),
+    (dict(saves=("other",)), "saved 'other' is not an input, an output or a tensor parameter"),
     (dict(derivatives={"other": lambda grad: grad}), "derivatives for unknown inputs"),
     (dict(derivatives={"self": lambda grad, result: grad}), "reads ['result']"),
     (dict(tangent=lambda other_t: other_t), "the tangent rule reads unknown ['other_t']"),

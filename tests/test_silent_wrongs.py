@@ -363,3 +363,155 @@ def test_add_with_a_scalar_input_scales_other(scalar, values, alpha) -> None:
 def test_float_alpha_with_integral_operands(op, make) -> None:
     pytest.importorskip("torch")
     assert_same_outcome(lambda m: getattr(m, op)(*make(m), alpha=0.5))
+
+
+# -- wrong results the differential fuzzer found (tests/fuzz/SURVEY.md) ---------------------
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize("start, end", [(NAN, 1.0), (INF, 1.0), (0.0, INF), (-INF, INF),
+                                        (2.5, -3.0), (-3.0, 7.5), (0.1, 0.3), (1e30, -3.0)])
+@pytest.mark.parametrize("steps", [1, 2, 5, 7, 100])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+def test_linspace_fills_from_both_ends(start, end, steps, dtype) -> None:
+    """Note [linspace's two halves]: torch's NaN/inf pattern and its last-bit rounding (which
+    truncation to an integer dtype makes a whole unit: linspace(-3, 7.5, 7, int64)[3] is 1)."""
+    if dtype.startswith("int") and not (np.isfinite(start) and np.isfinite(end)
+                                        and abs(start) < 1e9):
+        pytest.skip("torch refuses non-finite or huge ends for integer dtypes")
+    assert_same_outcome(lambda m: m.linspace(start, end, steps, dtype=getattr(m, dtype)))
+
+
+@pytest.mark.parametrize("start, end", [(NAN, 1.0), (INF, 1.0), (0.0, INF), (0.0, 2.0),
+                                        (-3.0, 7.5), (7.5, 0.3)])
+@pytest.mark.parametrize("steps", [1, 5, 7])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_logspace_exponents_as_torch(start, end, steps, dtype) -> None:
+    """Integer logspace truncates (logspace(0, 2, 5, int64)[3] is 31, not 32); one step is
+    ``base ** start`` with ``start`` uncast."""
+    if dtype == "int64" and not (np.isfinite(start) and np.isfinite(end)):
+        pytest.skip("torch refuses non-finite ends for integer dtypes")
+    mine, theirs = (m.logspace(start, end, steps, dtype=getattr(m, dtype)).numpy()
+                    for m in (npgrad, torch))
+    np.testing.assert_allclose(mine, theirs, rtol=2e-6, atol=0)
+    np.testing.assert_array_equal(np.isnan(mine), np.isnan(theirs))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.arange(True, 3), lambda m: m.arange(0, 3, True),
+    lambda m: m.arange(m.tensor(2), 5), lambda m: m.arange(m.tensor(True), 3),
+    lambda m: m.arange(m.tensor(2.0), 5), lambda m: m.arange(m.tensor(4)),
+], ids=["bool-start", "bool-step", "int-0dim", "bool-0dim", "float-0dim", "int-0dim-end"])
+def test_arange_dtype_of_bools_and_0dim_tensors(make) -> None:
+    """Bools count as integers and 0-dim tensors as their Python numbers (int64 results)."""
+    assert_same_outcome(make)
+
+
+@pytest.mark.parametrize("value", [0.5, 3.5, -1, 0, True])
+def test_constant_pad_of_a_bool_tensor(value) -> None:
+    """Any nonzero fill value pads a bool tensor with True (int(0.5) would give False)."""
+    assert_same_outcome(lambda m: m.nn.functional.pad(
+        m.tensor([[[True, False], [False, True]]]), (2, 1), value=value))
+    assert_same_outcome(lambda m: m.nn.ConstantPad1d(1, value)(m.tensor([[[True, False]]])))
+
+
+@pytest.mark.parametrize("op", ["__rfloordiv__", "__rmod__"])
+@pytest.mark.parametrize("other", ["f64", "int", "float", "np_float64"])
+def test_reflected_floordiv_and_mod_keep_the_other_dtype(op, other) -> None:
+    """``other // t`` is ``floor_divide(other, t)``: a float64 tensor stays float64."""
+    def make(m: Any) -> Any:
+        t = m.tensor([[1.5, 2.0, -3.0]])
+        value = {"f64": lambda: m.tensor([2.0, 3.0, 4.0], dtype=m.float64), "int": lambda: 7,
+                 "float": lambda: 7.5, "np_float64": lambda: np.float64(2.5)}[other]()
+        return getattr(t, op)(value)
+    assert_same_outcome(make)
+
+
+@pytest.mark.parametrize("op", ["__rfloordiv__", "__rmod__"])
+def test_reflected_floordiv_and_mod_refuse_other_types(op) -> None:
+    """None, lists and NumPy arrays give NotImplemented (Python then answers), as in torch."""
+    for m in (npgrad, torch):
+        t = m.tensor([1.0, 2.0, 3.0])
+        for value in (None, [1, 2, 3], np.array([1.0, 2.0, 3.0]), "x"):
+            assert getattr(t, op)(value) is NotImplemented
+        with pytest.raises(TypeError):
+            None // t  # noqa: B018 - the TypeError is the point
+
+
+def test_histogram_of_a_tensor_requiring_grad_records_a_non_differentiable_node() -> None:
+    for m in (npgrad, torch):
+        x = m.tensor([0.1, 0.5, 0.7, 0.2], requires_grad=True)
+        h = m.histogram(x, 3)
+        assert h.hist.requires_grad and h.bin_edges.requires_grad
+        assert type(h.hist.grad_fn).__name__ == "NotImplemented"
+        with pytest.raises(RuntimeError, match="derivative for aten::histogram is not "
+                                               "implemented"):
+            h.hist.sum().backward()
+        w = m.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        assert m.histogram(x.detach(), 3, weight=w).hist.requires_grad
+        assert not m.histogram(x.detach(), 3).hist.requires_grad
+        with m.no_grad():
+            assert not m.histogram(x, 3).hist.requires_grad
+
+
+@pytest.mark.parametrize("optimizer, kwargs", [("SGD", {"lr": 0.1, "momentum": 0.9}),
+                                               ("SGD", {"lr": 0.1}),
+                                               ("Adam", {"lr": 0.1})])
+def test_optimizer_with_a_parameter_listed_twice(optimizer, kwargs) -> None:
+    """torch looks every momentum buffer up before updating: a duplicate parameter gets two
+    fresh buffers on the first step, then shares the stored one."""
+    results = []
+    for m in (npgrad, torch):
+        w = m.tensor([1.0, -2.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            opt = getattr(m.optim, optimizer)([w, w], **kwargs)
+        for _ in range(3):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        results.append(w.detach().numpy().copy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
+
+
+COSINE_CASES = {
+    "broadcast_batch": lambda m: (m.tensor(_COS_A), m.tensor(_COS_A[0]), 1),
+    "0dim_other": lambda m: (m.tensor(_COS_A[0]), m.tensor(2.0), 0),
+    "int_and_float": lambda m: (m.tensor([[1, 2], [3, 4]]), m.tensor([[1.0, 0.0], [0.0, 1.0]]),
+                                1),
+    "bool_and_float": lambda m: (m.tensor([[True, False]]), m.tensor([[1.0, 0.5]]), 1),
+    "both_int": lambda m: (m.tensor([[1, 2]]), m.tensor([[1, 0]]), 1),
+    "half_and_float": lambda m: (m.tensor(_COS_A[0], dtype=m.float16), m.tensor(_COS_A[1]), 1),
+    "shape_mismatch": lambda m: (m.tensor(_COS_A[0]), m.tensor(_COS_A[0, :, :3]), 1),
+    "dim_out_of_range": lambda m: (m.tensor(_COS_A[0]), m.tensor(_COS_A[1]), 2),
+}
+_COS_A = np.random.default_rng(12).normal(size=(2, 3, 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(COSINE_CASES))
+def test_cosine_similarity_broadcasts_and_promotes_first(name) -> None:
+    """torch broadcasts x1 and x2 before taking the norms (a norm over the un-broadcast dim of
+    a smaller input was silently wrong) and casts integer inputs to the common float dtype."""
+    assert_same_outcome(lambda m: m.nn.functional.cosine_similarity(*COSINE_CASES[name](m)))
+
+
+def test_cosine_similarity_refusals() -> None:
+    env = lambda m: {"F": m.nn.functional, "x": m.ones(2, 3)}  # noqa: E731
+    assert_same_error("F.cosine_similarity(x, x, eps=-1.0)", env)
+    assert_same_error("F.cosine_similarity(x, x, eps=-0.5)", env)
+
+
+def test_cosine_similarity_gradient_below_eps() -> None:
+    """The norms are clamped in place without recording: the gradient through a norm below eps
+    is the unclamped norm's (torch's 6.4e7 and 7.1e7 here, not a zeroed path)."""
+    grads = []
+    for m in (npgrad, torch):
+        x = m.tensor([[1e-9, 0.0], [3.0, 4.0]], requires_grad=True, dtype=m.float64)
+        y = m.tensor([[1.0, 1.0]], requires_grad=True, dtype=m.float64)
+        r = m.nn.functional.cosine_similarity(x, y)
+        (r * m.tensor([1.0, 2.0], dtype=m.float64)).sum().backward()
+        assert type(r.grad_fn).__name__ == "SumBackward1"
+        grads.append((x.grad.numpy().copy(), y.grad.numpy().copy()))
+    for mine, theirs in zip(*grads):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10)

@@ -205,7 +205,7 @@ def unary(cls: Any, x: Tensor, out: Any) -> Tensor:
             return res
     if mode == RECORDING and x._requires_grad:
         node = _new(cls)
-        node._init_node((edge_of(x),), ((out.shape, out.dtype),))
+        node._init_unary(x, out)
         res = wrap_result(out, node)
         if cls.saves_self:
             node.self_ = SavedTensor(x)
@@ -268,8 +268,7 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
                               or (b._requires_grad if tb else requires_grad(b))):
         # ``_record_binary`` and ``wrap_result``, inline: one frame less on the hot path
         node = _new(cls)
-        node._init_node((edge_of(a) if ta else edge_or_none(a),
-                         edge_of(b) if tb else edge_or_none(b)), ((out.shape, out.dtype),))
+        node._init_binary(a, b, out)
         t = _new(_tensor_base.TENSOR)
         t._data = out
         t._grad_fn = node
@@ -350,8 +349,7 @@ def binary_operator(cls: Any, ufunc: Any, fallback: Any, bool_ok: bool = True) -
         t._extra = None
         if mode == RECORDING and (self._requires_grad or other_grad):
             node = _new(cls)
-            node._init_node((edge_of(self), edge_of(other) if kind is exact else (None, 0)),
-                            ((out.shape, out.dtype),))
+            node._init_binary(self, other, out)
             t._grad_fn = node
             t._requires_grad = True
             t._vc = None
@@ -384,9 +382,7 @@ def binary(cls: Any, a: Any, b: Any, out: Any) -> Tensor:
 def _record_binary(cls: Any, a: Any, b: Any, out: np.ndarray) -> Tensor:
     """Build node ``cls`` over two operands (a Python number gets no edge) and its result."""
     node = _new(cls)
-    node._init_node((edge_of(a) if isinstance(a, Tensor) else edge_or_none(a),
-                     edge_of(b) if isinstance(b, Tensor) else edge_or_none(b)),
-                    ((out.shape, out.dtype),))
+    node._init_binary(a, b, out)
     res = wrap_result(out, node)
     node.save(a, b, res)
     return res
@@ -620,7 +616,7 @@ def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False
     node = None
     if mode == RECORDING and x._requires_grad and vc is not INFERENCE_COUNTER:
         node = _new(cls)
-        node._init_node((edge_of(x),), ((out.shape, out.dtype),))
+        node._init_unary(x, out)
         node._view_version = vc.version  # see Note [Stale view history] in _ops/views.py
         res = make_tensor(out, node, True, vc)
     else:

@@ -21,7 +21,7 @@ from ._shape_util import wrap_dim
 from .checks import not_implemented_for
 from .inplace import apply_inplace
 from .pointwise import _np_sigmoid, abs as abs_, clamp, exp, neg, sigmoid, tanh, where
-from .registry import Pointwise
+from .registry import General, Pointwise
 from .shape import cat, chunk, clone
 from .special import erf
 
@@ -452,12 +452,21 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return apply_inplace(input, MISH) if inplace else MISH(input)
 
 
-LOG_SIGMOID = Pointwise(
+# torch's ``log_sigmoid_forward`` returns a second output, ``buffer`` (``exp(-|x|)`` on the
+# CPU), which its node saves with the input (``grad_fn._saved_buffer``); the gradient is
+# ``grad * sigmoid(-x)``, written from the input alone.
+def _log_sigmoid_arrays(x: np.ndarray) -> tuple:
+    not_implemented_for("log_sigmoid_cpu", x.dtype, "biuVc")
+    out = _in_float64(lambda v: np.minimum(v, 0.0) - np.log1p(np.exp(-np.abs(v))), x)
+    return out, _in_float64(lambda v: np.exp(-np.abs(v)), x)
+
+
+LOG_SIGMOID = General(
     "log_sigmoid(Tensor input, *, Tensor out=None)", grad_fn="LogSigmoidBackward0",
-    forward=lambda x: _in_float64(lambda v: np.minimum(v, 0.0) - np.log1p(np.exp(-np.abs(v))),
-                                  x),
-    floating=False, refuses="biuVc", kernel="log_sigmoid_cpu", own_bfloat16=True, warns=False,
-    saves="self", derivative=lambda grad, x: grad * sigmoid(-x))
+    forward=None, saves=("self", "buffer"), extra=("buffer",),
+    derivatives={"self": lambda grad, self: grad * sigmoid(-self)},
+    tangent=lambda self_t, self: self_t * sigmoid(-self))
+LogSigmoidBackward0 = LOG_SIGMOID.node
 
 
 @LOG_SIGMOID.public
@@ -468,7 +477,67 @@ def logsigmoid(input: Tensor) -> Tensor:
     >>> npgrad.nn.functional.logsigmoid(npgrad.tensor([0.]))
     tensor([-0.6931])
     """
-    return LOG_SIGMOID(input)
+    out, _ = LOG_SIGMOID.record((input,), _log_sigmoid_arrays(input._data))
+    return out  # type: ignore[no-any-return]
+
+
+# -- threshold -----------------------------------------------------------------------------
+
+def _threshold_forward(x: np.ndarray, threshold: Any, value: Any) -> np.ndarray:
+    # torch's ``x <= threshold ? value : x``: a NaN input stays NaN
+    return np.where(x <= threshold, np.asarray(value).astype(x.dtype), x)
+
+
+def _threshold_derivative(grad: Tensor, x: Tensor, threshold: Any, value: Any) -> Tensor:
+    return where(x <= threshold, 0.0, grad)
+
+
+THRESHOLD = Pointwise(
+    "threshold(Tensor input, Scalar threshold, Scalar value, *, Tensor out=None)",
+    grad_fn="ThresholdBackward0", forward=_threshold_forward, params=("threshold", "value"),
+    keeps=("threshold",), floating=False, refuses="bc", kernel="threshold_cpu", warns=False,
+    saves="self", derivative=lambda grad, x, threshold: _threshold_derivative(
+        grad, x, threshold, None))
+
+# the in-place form keeps the input as it was before the write (as torch's saves it)
+THRESHOLD_INPLACE = Pointwise(
+    "threshold_(Tensor input, Scalar threshold, Scalar value)", grad_fn="ThresholdBackward1",
+    forward=_threshold_forward, params=("threshold", "value"), keeps=("threshold",),
+    floating=False, refuses="bc", kernel="threshold_cpu", warns=False, saves="self",
+    derivative=lambda grad, x, threshold: _threshold_derivative(grad, x, threshold, None))
+
+
+@THRESHOLD.public
+def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``value`` where ``input <= threshold``, else ``input`` (grad_fn ``ThresholdBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.threshold(npgrad.tensor([0., 2.]), 1., -1.)
+    tensor([-1.,  2.])
+    """
+    return THRESHOLD(input, threshold, value)
+
+
+@THRESHOLD_INPLACE.public
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place :func:`threshold` (grad_fn ``ThresholdBackward1``)."""
+    return apply_inplace(input, THRESHOLD_INPLACE, threshold, value)
+
+
+_threshold_op = threshold  # (the functional form's argument takes the name)
+
+
+def _threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``torch.nn.functional.threshold`` (torch's Python ``_threshold``): :func:`threshold`,
+    or :func:`threshold_` with ``inplace``.
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.threshold(npgrad.tensor([0., 2.]), 1., -1.)
+    tensor([-1.,  2.])
+    """
+    if inplace:
+        return threshold_(input, threshold, value)
+    return _threshold_op(input, threshold, value)
 
 
 def softsign(input: Tensor) -> Tensor:

@@ -24,14 +24,15 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
-from ._core import is_tensor, node_of, unary
+from ._core import is_tensor
 from .allocation import alloc_error
 from ._shape_util import broadcast_shapes, parse_shape, wrap_dim
-from .shape import (DIAGONAL, SELECT, SLICE, DiagonalBackwardBackward0, Region, ShapeNode,
-                    SliceBackwardBackward0, _place, _region_view, _take_forward, _TakeNode,
-                    cat, contiguous, diagonal_view_region, expand, flatten, flip,
-                    index_select, permute, repeat, reshape, slice_dim, slice_view_region,
-                    unsafe_view, unsqueeze, view)
+from .registry import General
+from .shape import (_INT64_MAX, DIAGONAL, DIAGONAL_BACKWARD, SELECT, SLICE, SLICE_BACKWARD,
+                    _diagonal_of, _diagonal_placed, _selected, _sliced, cat, contiguous,
+                    expand, flatten, flip, permute, repeat, reshape, slice_dim, unsafe_view,
+                    unsqueeze, view)
+from .indexing import index_select
 
 
 def _int_tuple(x: Any) -> tuple:
@@ -42,33 +43,24 @@ def _int_tuple(x: Any) -> tuple:
 
 # -- tril / triu -------------------------------------------------------------------------
 
-class _TriangleNode(ShapeNode):
-    __slots__ = ("diagonal",)
+# Each op here is an entry (Note [An op is an entry] in _ops/registry.py) whose rules are
+# the op itself or its inverse: linear ops, so the tangent rule is the op on the tangent.
+TRIL = General(
+    "tril(Tensor input, SymInt diagonal=0, *, Tensor out=None)", grad_fn="TrilBackward0",
+    forward=np.tril, params=("diagonal",), keeps=("diagonal",),
+    derivatives={"self": lambda grad, diagonal: tril(grad, diagonal)},
+    tangent=lambda self_t, diagonal: tril(self_t, diagonal))
+TRIU = General(
+    "triu(Tensor input, SymInt diagonal=0, *, Tensor out=None)", grad_fn="TriuBackward0",
+    forward=np.triu, params=("diagonal",), keeps=("diagonal",),
+    derivatives={"self": lambda grad, diagonal: triu(grad, diagonal)},
+    tangent=lambda self_t, diagonal: triu(self_t, diagonal))
 
 
-class TrilBackward0(_TriangleNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return tril(grad, self.diagonal),
-
-
-class TriuBackward0(_TriangleNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return triu(grad, self.diagonal),
-
-
-def _triangle(cls: type, npfn: Any, name: str, input: Tensor, diagonal: int) -> Tensor:
-    data = input._data
-    if data.ndim < 2:
+def _triangle(entry: General, name: str, input: Tensor, diagonal: int) -> Tensor:
+    if input._data.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    res = unary(cls, input, npfn(data, int(diagonal)))
-    node = node_of(res)
-    if node is not None:
-        node.diagonal = int(diagonal)
-    return res
+    return entry((input,), (int(diagonal),))  # type: ignore[no-any-return]
 
 
 @signature("tril(Tensor input, SymInt diagonal=0, *, Tensor out=None)")
@@ -80,7 +72,7 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     tensor([[1., 0.],
             [1., 1.]])
     """
-    return _triangle(TrilBackward0, np.tril, "tril", input, diagonal)
+    return _triangle(TRIL, "tril", input, diagonal)
 
 
 @signature("triu(Tensor input, SymInt diagonal=0, *, Tensor out=None)")
@@ -92,7 +84,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     tensor([[0., 1.],
             [0., 0.]])
     """
-    return _triangle(TriuBackward0, np.triu, "triu", input, diagonal)
+    return _triangle(TRIU, "triu", input, diagonal)
 
 
 def tril_(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -109,11 +101,13 @@ def triu_(input: Tensor, diagonal: int = 0) -> Tensor:
 
 # -- roll / rot90 ------------------------------------------------------------------------
 
-class RollBackward0(ShapeNode):
-    __slots__ = ("shifts", "dims")
-
-    def backward(self, grad: Tensor) -> tuple:
-        return roll(grad, tuple(-s for s in self.shifts), self.dims),
+ROLL = General(
+    "roll(Tensor input, SymIntArrayRef[1] shifts, IntArrayRef[1] dims=None, *, "
+    "Tensor out=None)", grad_fn="RollBackward0", forward=None, params=("shifts", "dims"),
+    keeps=("shifts", "dims"),
+    derivatives={"self": lambda grad, shifts, dims:
+                 roll(grad, tuple(-s for s in shifts), dims or None)},
+    tangent=lambda self_t, shifts, dims: roll(self_t, shifts, dims or None))
 
 
 @signature("roll(Tensor input, SymIntArrayRef[1] shifts, IntArrayRef[1] dims=None, *, "
@@ -137,18 +131,15 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         out = np.roll(data, shifts, tuple(wrap_dim(d, data.ndim) for d in dims))
     else:
         out = np.roll(data, shifts[0])
-    res = unary(RollBackward0, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.shifts, node.dims = shifts, dims or None
-    return res
+    return ROLL.record((input,), out, (shifts, dims))  # type: ignore[no-any-return]
 
 
-class Rot90Backward0(ShapeNode):
-    __slots__ = ("k", "dims")
-
-    def backward(self, grad: Tensor) -> tuple:
-        return rot90(grad, -self.k, self.dims),
+ROT90 = General(
+    "rot90(Tensor input, int64_t k=1, IntArrayRef dims={0,1}, *, Tensor out=None)",
+    grad_fn="Rot90Backward0", forward=lambda data, k, dims: np.rot90(data, k, dims).copy(),
+    params=("k", "dims"), keeps=("k", "dims"),
+    derivatives={"self": lambda grad, k, dims: rot90(grad, -k, dims)},
+    tangent=lambda self_t, k, dims: rot90(self_t, k, dims))
 
 
 @signature("rot90(Tensor input, int64_t k=1, IntArrayRef dims={0,1}, *, Tensor out=None)")
@@ -169,33 +160,29 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     if wrap_dim(dims[0], data.ndim) == wrap_dim(dims[1], data.ndim):
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
                            f"and dim1 = {dims[1]}")
-    k = int(k)
-    res = unary(Rot90Backward0, input, np.rot90(data, k, dims).copy())
-    node = node_of(res)
-    if node is not None:
-        node.k, node.dims = k, dims
-    return res
+    return ROT90((input,), (int(k), dims))  # type: ignore[no-any-return]
 
 
 # -- diagonals and trace -----------------------------------------------------------------
 
-class DiagEmbedBackward0(ShapeNode):
-    """Backward of writing the input onto a diagonal of zeros: read that diagonal back."""
+# diag_embed writes the input onto a diagonal of zeros (as ``diagonal_backward`` writes a
+# gradient) and reads that diagonal back in backward, as a view
+DIAG_EMBED = General(
+    "diag_embed(Tensor input, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1, *, "
+    "Tensor out=None)", grad_fn="DiagEmbedBackward0", forward=_diagonal_placed,
+    params=("shape", "offset", "dim1", "dim2"), keeps=("offset", "dim1", "dim2"),
+    derivatives={"self": lambda grad, offset, dim1, dim2: DIAGONAL(grad, offset, dim1, dim2)},
+    tangent=lambda self_t, offset, dim1, dim2: diag_embed(self_t, offset, dim1, dim2))
 
-    __slots__ = ("region", "shape")
-
-    def _setup(self, region: Region, shape: tuple) -> None:
-        self.region, self.shape = region, shape
-
-    def backward(self, grad: Tensor) -> tuple:
-        return _region_view(DIAGONAL.node, grad, self.region),
-
-
-class DiagonalBackward0_copy(_TakeNode):  # noqa: N801 - torch's name for diag's node
-    """``diag`` of a matrix: the diagonal as a copy, not a view."""
-
-    __slots__ = ()
-    inverse = DiagonalBackwardBackward0
+# ``diag`` of a matrix: torch's ``diagonal_copy``, the diagonal as a copy, not a view
+DIAGONAL_COPY = General(
+    "diagonal_copy(Tensor input, int64_t offset=0, int64_t dim1=0, int64_t dim2=1)",
+    grad_fn="DiagonalBackward0_copy",
+    forward=lambda data, offset, dim1, dim2: _diagonal_of(data, offset, dim1, dim2).copy(),
+    params=("offset", "dim1", "dim2"), keeps=("offset", "dim1", "dim2", "self_sym_sizes"),
+    derivatives={"self": lambda grad, self_sym_sizes, offset, dim1, dim2: DIAGONAL_BACKWARD(
+        (grad,), (self_sym_sizes, offset, dim1, dim2))},
+    tangent=lambda self_t, offset, dim1, dim2: DIAGONAL_COPY((self_t,), (offset, dim1, dim2)))
 
 
 @signature("diag_embed(Tensor input, int64_t offset=0, int64_t dim1=-2, int64_t dim2=-1, *, "
@@ -219,8 +206,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     shape = []
     for i in range(nd):
         shape.append(n if i in (d1, d2) else batch.pop(0))
-    return _place(input, tuple(shape), diagonal_view_region(offset, d1, d2),
-                  DiagEmbedBackward0)
+    return DIAG_EMBED((input,), (tuple(shape), offset, dim1, dim2))  # type: ignore[no-any-return]
 
 
 @signature("diag(Tensor input, int64_t diagonal=0, *, Tensor out=None)")
@@ -232,21 +218,23 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     tensor([1, 4])
     """
     nd = input._data.ndim
-    if nd == 1:
-        return diag_embed(input, diagonal, 0, 1)
+    if nd == 1:  # diag_embed with its default dims, as torch's
+        return diag_embed(input, diagonal)
     if nd != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
-    return _take_forward(DiagonalBackward0_copy, input,
-                         diagonal_view_region(int(diagonal), 0, 1))
+    return DIAGONAL_COPY((input,), (int(diagonal), 0, 1))  # type: ignore[no-any-return]
 
 
-class TraceBackward0(ShapeNode):
-    __slots__ = ("self_sizes",)
+def _trace_back(grad: Tensor, self_sym_sizes: tuple) -> Tensor:
+    """The gradient on the main diagonal of zeros (``diagonal_backward`` of it expanded)."""
+    n = min(self_sym_sizes)
+    return DIAGONAL_BACKWARD((expand(grad, (n,)),),  # type: ignore[no-any-return]
+                             (self_sym_sizes, 0, 0, 1))
 
-    def backward(self, grad: Tensor) -> tuple:
-        n = min(self.self_sizes)
-        return _place(expand(grad, (n,)), self.self_sizes, diagonal_view_region(0, 0, 1),
-                      DiagonalBackwardBackward0),
+
+TRACE = General("trace(Tensor input, *, Tensor out=None)", grad_fn="TraceBackward0",
+                forward=None, keeps=("self_sym_sizes",), derivatives={"self": _trace_back},
+                tangent=lambda self_t: trace(self_t))
 
 
 @signature("trace(Tensor input, *, Tensor out=None)")
@@ -266,11 +254,7 @@ def trace(input: Tensor) -> Tensor:
     out = np.asarray(np.trace(data, dtype=dt))
     if dt.kind not in "fc":
         return wrap(out, _tls.mode)
-    res = unary(TraceBackward0, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.self_sizes = data.shape
-    return res
+    return TRACE.record((input,), out)  # type: ignore[no-any-return]
 
 
 # -- tile / movedim / broadcasting ---------------------------------------------------------
@@ -718,54 +702,75 @@ def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
 
 # -- select/slice/diagonal_scatter and narrow_copy: a region written into, or read from, a copy ----
 
-class _RegionScatterNode(ShapeNode):
-    """``*_scatter(self, src, ...)``: ``self``'s gradient is zero on the written region,
-    ``src``'s is the region of the gradient (read by the matching view op)."""
+# Note [Scatters into a view]
+# ``select_scatter(self, src, dim, index)`` is a copy of ``self`` with ``src`` written where
+# ``select(dim, index)`` reads (and so for slice and diagonal).  Each is an entry of two
+# inputs: ``self``'s gradient is the gradient with zeros scattered over that region (the
+# op again), ``src``'s is the region of the gradient, read by the view op's own entry.
+# The node keeps the view's arguments as they were given, as torch's does (an open
+# slice's bounds stay None); the rules read them through the same view forward.
 
-    __slots__ = ("region",)
-    view_cls: Any = None
-
-    def backward(self, grad: Tensor) -> tuple:
-        g_self = g_src = None
-        if self.next_functions[0][0] is not None:
-            zeros = wrap(np.zeros_like(self.region.get(grad._data)), 0)
-            g_self = _region_scatter(type(self), grad, zeros, self.region)
-        if self.next_functions[1][0] is not None:
-            g_src = _region_view(self.view_cls, grad, self.region)
-        return g_self, g_src
+def _open_slice(start: Any, end: Any) -> tuple:
+    """A slice's bounds as the view op keeps them (0 and INT64_MAX for open ones)."""
+    return 0 if start is None else start, _INT64_MAX if end is None else end
 
 
-class SelectScatterBackward0(_RegionScatterNode):
-    __slots__ = ()
-    view_cls = SELECT.node
+def _scattered(view_of: Any, data: np.ndarray, src: np.ndarray, *args: Any) -> np.ndarray:
+    """A copy of ``data`` with ``src`` (cast to its dtype) written into ``view_of(copy, *args)``."""
+    out = data.copy()
+    view_of(out, *args)[...] = src.astype(data.dtype, copy=False)
+    return out
 
 
-class SliceScatterBackward0(_RegionScatterNode):
-    __slots__ = ()
-    view_cls = SLICE.node
+SELECT_SCATTER = General(
+    "select_scatter(Tensor input, Tensor src, int64_t dim, SymInt index, *, Tensor out=None)",
+    grad_fn="SelectScatterBackward0", inputs=("self", "src"),
+    forward=lambda data, src, dim, index: _scattered(_selected, data, src, dim, index),
+    params=("dim", "index"), keeps=("dim", "index"),
+    derivatives={"self": lambda grad, dim, index: select_scatter(
+                     grad, _zeros_of(SELECT(grad, dim, index)), dim, index),
+                 "src": lambda grad, dim, index: SELECT(grad, dim, index)},
+    tangent=lambda self_t, src_t, dim, index: select_scatter(self_t, src_t, dim, index))
+SLICE_SCATTER = General(
+    "slice_scatter(Tensor input, Tensor src, int64_t dim=0, SymInt? start=None, "
+    "SymInt? end=None, SymInt step=1, *, Tensor out=None)", grad_fn="SliceScatterBackward0",
+    inputs=("self", "src"),
+    forward=lambda data, src, dim, start, end, step: _scattered(
+        _sliced, data, src, dim, *_open_slice(start, end), step),
+    params=("dim", "start", "end", "step"), keeps=("dim", "start", "end", "step"),
+    derivatives={"self": lambda grad, dim, start, end, step: slice_scatter(
+                     grad, _zeros_of(SLICE(grad, dim, *_open_slice(start, end), step)), dim,
+                     start, end, step),
+                 "src": lambda grad, dim, start, end, step:
+                     SLICE(grad, dim, *_open_slice(start, end), step)},
+    tangent=lambda self_t, src_t, dim, start, end, step: slice_scatter(
+        self_t, src_t, dim, start, end, step))
+DIAGONAL_SCATTER = General(
+    "diagonal_scatter(Tensor input, Tensor src, int64_t offset=0, int64_t dim1=0, "
+    "int64_t dim2=1, *, Tensor out=None)", grad_fn="DiagonalScatterBackward0",
+    inputs=("self", "src"),
+    forward=lambda data, src, offset, dim1, dim2: _scattered(
+        _diagonal_of, data, src, offset, dim1, dim2),
+    params=("offset", "dim1", "dim2"), keeps=("offset", "dim1", "dim2"),
+    derivatives={"self": lambda grad, offset, dim1, dim2: diagonal_scatter(
+                     grad, _zeros_of(DIAGONAL(grad, offset, dim1, dim2)), offset, dim1, dim2),
+                 "src": lambda grad, offset, dim1, dim2: DIAGONAL(grad, offset, dim1, dim2)},
+    tangent=lambda self_t, src_t, offset, dim1, dim2: diagonal_scatter(
+        self_t, src_t, offset, dim1, dim2))
 
 
-class DiagonalScatterBackward0(_RegionScatterNode):
-    __slots__ = ()
-    view_cls = DIAGONAL.node
+def _zeros_of(region: Tensor) -> Tensor:
+    return wrap(np.zeros_like(region._data), 0)
 
 
-def _region_scatter(cls: type, input: Tensor, src: Tensor, region: Region) -> Tensor:
-    """A copy of ``input`` with ``src`` (cast to its dtype) written at ``region``."""
-    from ._core import record
+def _check_scatter_src(src: Tensor, region: np.ndarray) -> None:
+    """torch's error for a ``src`` whose shape is not the region's."""
     from .shape import _shape_str
 
-    data = input._data
-    want = region.get(data).shape
-    if src._data.shape != want:
+    if src._data.shape != region.shape:
         raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
-                           f"{_shape_str(src._data.shape)}, slice size = {_shape_str(want)}")
-    out = data.copy()
-    region.put(out, src._data.astype(data.dtype, copy=False))
-    res, node = record(cls, (input, src), out)
-    if node is not None:
-        node.region = region
-    return res
+                           f"{_shape_str(src._data.shape)}, slice size = "
+                           f"{_shape_str(region.shape)}")
 
 
 @signature("select_scatter(Tensor input, Tensor src, int64_t dim, SymInt index, *, "
@@ -778,10 +783,12 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     tensor([[0., 0.],
             [1., 1.]])
     """
-    from .shape import select_region
+    from .shape import _check_select
 
-    return _region_scatter(SelectScatterBackward0, input, src,
-                           select_region(input, dim, index))
+    index = int(index)
+    _check_select(input, dim, index)
+    _check_scatter_src(src, _selected(input._data, dim, index))
+    return SELECT_SCATTER((input, src), (dim, index))  # type: ignore[no-any-return]
 
 
 @signature("slice_scatter(Tensor input, Tensor src, int64_t dim=0, SymInt? start=None, "
@@ -790,8 +797,8 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, e
                   step: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` at ``[start:end:step]`` of dim ``dim``."""
     wrap_dim(dim, input._data.ndim)
-    region = slice_view_region(input._data.ndim, dim, start, end, step)
-    return _region_scatter(SliceScatterBackward0, input, src, region)
+    _check_scatter_src(src, _sliced(input._data, dim, *_open_slice(start, end), step))
+    return SLICE_SCATTER((input, src), (dim, start, end, step))  # type: ignore[no-any-return]
 
 
 @signature("diagonal_scatter(Tensor input, Tensor src, int64_t offset=0, int64_t dim1=0, "
@@ -799,47 +806,66 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, e
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` on the diagonal ``diagonal(offset, dim1, dim2)`` reads."""
-    from .shape import diagonal_region
+    from .shape import _check_diagonal
 
-    return _region_scatter(DiagonalScatterBackward0, input, src,
-                           diagonal_region(input, offset, dim1, dim2))
-
-
-class NarrowCopyBackward0(_TakeNode):
-    __slots__ = ()
+    _check_diagonal(input, dim1, dim2)
+    offset = int(offset)
+    _check_scatter_src(src, _diagonal_of(input._data, offset, dim1, dim2))
+    return DIAGONAL_SCATTER((input, src), (offset, dim1, dim2))  # type: ignore[no-any-return]
 
 
-NarrowCopyBackward0.inverse = SliceBackwardBackward0
+def _narrow_copy_back(grad: Tensor, self_sym_sizes: tuple, dim: int, start: int,
+                      length: int) -> Tensor:
+    """The gradient placed where the copy was read (``slice_backward``, as torch's, which
+    keeps ``start`` and ``start + length`` as computed from the arguments given)."""
+    if start < 0 <= start + length:  # a negative start whose end reaches 0 or past it:
+        # those bounds would slice nothing (torch's own backward fails there), so the
+        # region is given by the wrapped start
+        start += self_sym_sizes[dim % len(self_sym_sizes)]
+    return SLICE_BACKWARD((grad,), (self_sym_sizes, dim, start, start + length, 1))  # type: ignore[no-any-return]
+
+
+NARROW_COPY = General(
+    "narrow_copy(Tensor input, int64_t dim, SymInt start, SymInt length, *, Tensor out=None)",
+    grad_fn="NarrowCopyBackward0",
+    forward=lambda data, dim, start, length, begin: _sliced(
+        data, dim, begin, begin + length, 1).copy(),
+    params=("dim", "start", "length", "begin"),
+    keeps=("dim", "start", "length", "self_sym_sizes"),
+    derivatives={"self": _narrow_copy_back},
+    tangent=lambda self_t, dim, start, length: narrow_copy(self_t, dim, start, length))
 
 
 @signature("narrow_copy(Tensor input, int64_t dim, SymInt start, SymInt length, *, "
            "Tensor out=None)")
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow`` as a copy (grad_fn ``NarrowCopyBackward0``)."""
-    from .shape import narrow_region
+    from .shape import _narrow_start
 
-    return _take_forward(NarrowCopyBackward0, input, narrow_region(input, dim, start, length,
-                                                                     copy=True))
+    begin = _narrow_start(input, dim, start, length, True)
+    return NARROW_COPY((input,), (dim, start, length, begin))  # type: ignore[no-any-return]
 
 
 # -- block_diag / diagflat / cartesian_prod / combinations / argwhere ------------------------------
 
-class BlockDiagBackward0(ShapeNode):
-    __slots__ = ("shapes",)
+def _block_diag_back(grad: Tensor, shapes: tuple) -> tuple:
+    """Each tensor's block of the gradient, in the tensor's shape."""
+    grads = []
+    row = col = 0
+    for shape in shapes:
+        rows, cols = (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 else shape
+        block = slice_dim(slice_dim(grad, 0, row, row + rows), 1, col, col + cols)
+        grads.append(reshape(block, shape))
+        row, col = row + rows, col + cols
+    return tuple(grads)
 
-    def backward(self, grad: Tensor) -> tuple:
-        grads = []
-        row = col = 0
-        for (fn, _), shape in zip(self.next_functions, self.shapes):
-            rows, cols = (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 \
-                else shape
-            if fn is not None:
-                block = slice_dim(slice_dim(grad, 0, row, row + rows), 1, col, col + cols)
-                grads.append(reshape(block, shape))
-            else:
-                grads.append(None)
-            row, col = row + rows, col + cols
-        return tuple(grads)
+
+# torch's node keeps the tensors' sizes (and dtypes) with no getter (Note [A TensorList input])
+BLOCK_DIAG = General(
+    "block_diag(TensorList tensors)", grad_fn="BlockDiagBackward0", forward=None,
+    inputs=("tensors",), tensor_list=True, params=("shapes",), keeps=("shapes",),
+    hidden=("shapes",), derivatives={"tensors": _block_diag_back},
+    tangent=lambda tensors_t: block_diag(*tensors_t))
 
 
 def block_diag(*tensors: Tensor) -> Tensor:
@@ -850,8 +876,6 @@ def block_diag(*tensors: Tensor) -> Tensor:
     tensor([[1, 2, 0],
             [0, 0, 3]])
     """
-    from ._core import record
-
     _BLOCK_DIAG(tensors)
     blocks = []
     for i, t in enumerate(tensors):
@@ -870,16 +894,14 @@ def block_diag(*tensors: Tensor) -> Tensor:
         row, col = row + b.shape[0], col + b.shape[1]
     if dt.kind != "f":
         return wrap(out, _tls.mode)
-    res, node = record(BlockDiagBackward0, tuple(tensors), out)
-    if node is not None:
-        node.shapes = [t._data.shape for t in tensors]
-    return res
+    return BLOCK_DIAG.record(  # type: ignore[no-any-return]
+        tuple(tensors), out, (tuple(t._data.shape for t in tensors),))
 
 
 @signature("diagflat(Tensor input, int64_t offset=0)")
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """The flattened input on diagonal ``offset`` of a square matrix (``DiagEmbedBackward0``)."""
-    return diag_embed(ravel(input), offset, 0, 1)
+    return diag_embed(ravel(input), offset)  # diag_embed's default dims, as torch's
 
 
 def _vector(input: Tensor) -> None:

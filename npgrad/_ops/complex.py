@@ -34,7 +34,7 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
 from .checks import overflow_error, scalar_name
 from .._storage import storage_offset
 from .activation import (CELU, ELU, GELU, HARDSIGMOID, HARDSWISH, HARDTANH, LEAKY_RELU,
-                         LOG_SIGMOID, MISH, SOFTPLUS, _RELU6, _SELU)
+                         MISH, SOFTPLUS, _RELU6, _SELU)
 from .pointwise import (CEIL, CLAMP_MAX_SCALAR, CLAMP_MAX_TENSOR, CLAMP_MIN_SCALAR,
                         CLAMP_MIN_TENSOR, CLAMP_SCALAR, FLOOR, FMOD, FMOD_SCALAR, FRAC, MAXIMUM,
                         MINIMUM, RELU, REMAINDER, REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, SIGN,
@@ -446,7 +446,7 @@ _COMPLEX_ERRORS = (
     (FMOD_SCALAR, "fmod_cpu"), (ATAN2, "atan2_cpu"), (_ARCTAN2, "atan2_cpu"),
     (HYPOT, "hypot_cpu"), (CLAMP_MIN_TENSOR, "maximum_cpu"), (CLAMP_MAX_TENSOR, "minimum_cpu"),
     (GELU, "GeluKernelImpl"), (SOFTPLUS, "softplus_cpu"), (ELU, "elu_cpu"), (CELU, "elu_cpu"),
-    (LEAKY_RELU, "leaky_relu_cpu"), (MISH, "mish_cpu"), (LOG_SIGMOID, "log_sigmoid_cpu"),
+    (LEAKY_RELU, "leaky_relu_cpu"), (MISH, "mish_cpu"),
     (HARDSIGMOID, "hardsigmoid_cpu"), (HARDSWISH, "hardswish_cpu")))
 for _entry, _kind, _text in _COMPLEX_ERRORS:
     _entry.complex_error = (_kind, _text)

@@ -30,15 +30,14 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .signature import signature
+from .registry import General
 from .. import _dtype
-from .._forward import PendingJvp, FW, flush, has_tangent, tangent_of
-from .._mode import _tls, INFERENCE, RECORDING
+from .._forward import has_tangent
 if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
-from .._tensor_base import wrap, wrap_result
-from ..autograd.graph import edge_of
+from .._tensor_base import wrap
 from ._core import Node, check_not_freed, record
 
 _new = object.__new__
@@ -53,12 +52,20 @@ def _size_str(shape: Any) -> str:
 class ConvParams:
     """The geometry of one convolution: per spatial dim stride, padding (before, after), dilation."""
 
-    __slots__ = ("stride", "pad_lo", "pad_hi", "dilation", "groups")
+    __slots__ = ("stride", "pad_lo", "pad_hi", "dilation", "groups", "output_padding")
 
     def __init__(self, stride: tuple, pad_lo: tuple, pad_hi: tuple, dilation: tuple,
-                 groups: int) -> None:
+                 groups: int, output_padding: tuple | None = None) -> None:
         self.stride, self.pad_lo, self.pad_hi = stride, pad_lo, pad_hi
         self.dilation, self.groups = dilation, groups
+        # a transposed convolution's extra output at the high end (torch keeps it)
+        self.output_padding = (0,) * len(stride) if output_padding is None else output_padding
+
+    def torch_args(self, transposed: bool) -> tuple:
+        """``(stride, padding, dilation, transposed, output_padding, groups)`` as torch's
+        nodes keep them (``padding``: the padding before each dim)."""
+        return (self.stride, self.pad_lo, self.dilation, transposed, self.output_padding,
+                self.groups)
 
     def out_size(self, in_size: tuple, kernel: tuple) -> tuple:
         return tuple((i + lo + hi - d * (k - 1) - 1) // s + 1
@@ -157,103 +164,156 @@ def _conv_grad_weight(g_out: np.ndarray, x: np.ndarray, w_shape: tuple,
     return gw.reshape(w_shape).astype(g_out.dtype, copy=False)
 
 
-class ConvolutionBackward0(Node):
-    """``convolution(input, weight, bias)``; its backward is ``convolution_backward``.
+# Note [Convolution as two entries]
+# ``convolution`` (grad_fn ``ConvolutionBackward0``) and ``convolution_backward``
+# (``ConvolutionBackwardBackward0``, three outputs) are General entries, each with one rule
+# for all its inputs (Note [One rule for several inputs] in registry.py), as torch records
+# one node for the three gradients.  They keep torch's arguments (``_saved_stride``,
+# ``_saved_padding``, ``_saved_transposed`` ...) and, hidden, the ConvParams ``geometry``
+# the NumPy kernels read (which also holds a ``padding='same'`` convolution's uneven
+# padding).  A convolution without bias gets a bias of no elements in its place, as torch's
+# node has an empty edge there and keeps ``bias_sym_sizes_opt`` ``(0,)``.  The tangents
+# are computed at once: a convolution is bilinear in (input, weight) plus the bias, and
+# ``convolution_backward`` is bilinear in (grad_output, input or weight), so each tangent is
+# a sum of the op applied with one tangent in place of its primal, skipping the inputs
+# that have none (and an output with no term has no tangent, as torch's).
 
-    With ``transposed`` set (Note [Transposed convolution]) the backward is made of
-    ``convolution`` and ``convolution_backward`` with the roles of the tensors swapped.
-    """
-
-    __slots__ = ("input", "weight", "params", "has_bias", "transposed")
-    _saved_fields = ("input", "weight")
-
-    def backward(self, grad: Tensor) -> tuple:
-        from ._core import saved
-
-        x, w = saved(self, "input"), saved(self, "weight")
-        mask = (self.next_functions[0][0] is not None, self.next_functions[1][0] is not None,
-                self.has_bias and self.next_functions[2][0] is not None)
-        gx, gw, gb = convolution_backward(grad, x, w, self.params, mask, self.transposed)
-        return (gx, gw, gb) if self.has_bias else (gx, gw)
+_CONV_ARGS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
 
 
-class ConvolutionBackwardBackward0(Node):
-    """The recorded ``convolution_backward(grad_output, input, weight)`` (three outputs)."""
+def _no_bias(dtype: np.dtype) -> Tensor:
+    """The stand-in for a missing bias (Note [Convolution as two entries])."""
+    return wrap(np.zeros(0, dtype), 0)
 
-    __slots__ = ("grad_output", "input", "weight", "params", "mask", "transposed")
-    _saved_fields = ("grad_output", "input", "weight")
 
-    def backward(self, ggx: Any, ggw: Any, ggb: Any) -> tuple:
-        from ._core import saved
-        from .pointwise import add
+def _convolution_derivative(grad: Tensor, input: Tensor, weight: Tensor, geometry: ConvParams,
+                            transposed: bool, grad_input_mask: tuple) -> tuple:
+    return convolution_backward(grad, input, weight, geometry, grad_input_mask, transposed)
 
-        g, x, w = saved(self, "grad_output"), saved(self, "input"), saved(self, "weight")
-        p = self.params
-        need_g, need_x, need_w = (self.next_functions[i][0] is not None for i in range(3))
-        if self.transposed:
-            return self._backward_transposed(g, x, w, ggx, ggw, ggb, (need_g, need_x, need_w))
-        gg = gx = gw = None
-        if need_g:
-            parts = []
-            if ggx is not None:
-                parts.append(convolution(ggx, w, ggb, p))
-            elif ggb is not None:
-                from .shape import expand, reshape
 
-                nd = g._data.ndim - 2
-                parts.append(expand(reshape(ggb, (1, -1) + (1,) * nd), g._data.shape))
-            if ggw is not None:
-                parts.append(convolution(x, ggw, None, p))
-            for part in parts:
-                gg = part if gg is None else add(gg, part)
+def _convolution_tangent(input_t: Tensor, weight_t: Tensor, bias_t: Tensor, input: Tensor,
+                         weight: Tensor, bias: Tensor, result: Tensor, geometry: ConvParams,
+                         transposed: bool) -> Tensor | None:
+    """The sum of the convolution with each tangent in place of its primal."""
+    def conv(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+        if transposed:
+            return convolution_transposed(x, w, b, geometry, result._data.shape[2:])
+        return convolution(x, w, b, geometry)
+
+    total = None
+    if has_tangent(input):
+        total = conv(input_t, weight, None)
+    if has_tangent(weight):
+        part = conv(input, weight_t, None)
+        total = part if total is None else total + part
+    if bias._data.size and has_tangent(bias):
+        from .shape import reshape
+
+        part = reshape(bias_t, (1, -1) + (1,) * (result._data.ndim - 2))
+        total = part.expand(result._data.shape) if total is None else total + part
+    return total
+
+
+CONVOLUTION = General(
+    "convolution(Tensor input, Tensor weight, Tensor? bias, SymIntArrayRef stride, "
+    "SymIntArrayRef padding, SymIntArrayRef dilation, bool transposed, SymIntArrayRef "
+    "output_padding, SymInt groups)", grad_fn="ConvolutionBackward0", forward=None,
+    inputs=("input", "weight", "bias"), params=("geometry", *_CONV_ARGS, "bias_sym_sizes_opt"),
+    keeps=("geometry", *_CONV_ARGS, "bias_sym_sizes_opt"), hidden=("geometry",),
+    saves=("input", "weight"),
+    derivatives={("input", "weight", "bias"): _convolution_derivative},
+    tangent=_convolution_tangent)
+
+
+def _convolution_double_backward(grads: tuple, grad_output: Tensor, input: Tensor,
+                                 weight: Tensor, geometry: ConvParams, transposed: bool,
+                                 grad_input_mask: tuple) -> tuple:
+    """The gradients of ``convolution_backward``'s three outputs (gradients of input, weight
+    and bias) for grad_output, input and weight (Note [Higher-order gradients of windowed
+    ops])."""
+    from .pointwise import add
+    from .shape import expand, reshape
+
+    ggx, ggw, ggb = grads
+    g, x, w, p = grad_output, input, weight, geometry
+    need_g, need_x, need_w = grad_input_mask
+    spatial = g._data.shape[2:]
+
+    def conv(a: Tensor, b: Tensor, bias: Any) -> Tensor:
+        # for a transposed convolution the outputs were conv(g, w), grad_weight(x, g) and
+        # sum(g): the adjoints are transposed convolutions
+        return (convolution_transposed(a, b, bias, p, spatial) if transposed
+                else convolution(a, b, bias, p))
+
+    gg = gx = gw = None
+    if need_g:
+        parts = []
+        if ggx is not None:
+            parts.append(conv(ggx, w, ggb))
+        elif ggb is not None:
+            parts.append(expand(reshape(ggb, (1, -1) + (1,) * len(spatial)), g._data.shape))
+        if ggw is not None:
+            parts.append(conv(x, ggw, None))
+        for part in parts:
+            gg = part if gg is None else add(gg, part)
+    if transposed:
         if need_x and ggw is not None:
-            gx = convolution_backward(g, x, ggw, p, (True, False, False))[0]
-        if need_w and ggx is not None:
-            gw = convolution_backward(g, ggx, w, p, (False, True, False))[1]
-        return gg, gx, gw
-
-    def _backward_transposed(self, g: Tensor, x: Tensor, w: Tensor, ggx: Any, ggw: Any,
-                             ggb: Any, need: tuple) -> tuple:
-        """Its outputs were ``conv(g, w)``, ``grad_weight(x, g)`` and ``sum(g)``: the
-        adjoints are transposed convolutions, a convolution and a grad_weight."""
-        from .pointwise import add
-        from .shape import expand, reshape
-
-        p = self.params
-        spatial = g._data.shape[2:]
-        gg = gx = gw = None
-        if need[0]:
-            parts = []
-            if ggx is not None:
-                parts.append(convolution_transposed(ggx, w, ggb, p, spatial))
-            elif ggb is not None:
-                parts.append(expand(reshape(ggb, (1, -1) + (1,) * len(spatial)),
-                                    g._data.shape))
-            if ggw is not None:
-                parts.append(convolution_transposed(x, ggw, None, p, spatial))
-            for part in parts:
-                gg = part if gg is None else add(gg, part)
-        if need[1] and ggw is not None:
             gx = convolution(g, ggw, None, p)
-        if need[2] and ggx is not None:
+        if need_w and ggx is not None:
             gw = convolution_backward(ggx, g, w, p, (False, True, False))[1]
         return gg, gx, gw
+    if need_x and ggw is not None:
+        gx = convolution_backward(g, x, ggw, p, (True, False, False))[0]
+    if need_w and ggx is not None:
+        gw = convolution_backward(g, ggx, w, p, (False, True, False))[1]
+    return gg, gx, gw
+
+
+def _convolution_backward_tangent(grad_output_t: Tensor, input_t: Tensor, weight_t: Tensor,
+                                  grad_output: Tensor, input: Tensor, weight: Tensor,
+                                  geometry: ConvParams, transposed: bool,
+                                  output_mask: tuple) -> tuple:
+    """Each output's tangent: the op with one tangent in place of its primal, summed (grad
+    input reads grad_output and weight, grad weight grad_output and input, grad bias
+    grad_output alone)."""
+    p, mask = geometry, output_mask
+    terms = []
+    if has_tangent(grad_output):
+        terms.append(convolution_backward(grad_output_t, input, weight, p, mask, transposed))
+    if has_tangent(input) and mask[1]:
+        terms.append(convolution_backward(grad_output, input_t, weight, p,
+                                          (False, True, False), transposed))
+    if has_tangent(weight) and mask[0]:
+        terms.append(convolution_backward(grad_output, input, weight_t, p,
+                                          (True, False, False), transposed))
+    found: list = [None, None, None]
+    for term in terms:
+        for i, t in enumerate(term):
+            if t is not None:
+                found[i] = t if found[i] is None else found[i] + t
+    return tuple(found)
+
+
+CONVOLUTION_BACKWARD = General(
+    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymIntArrayRef? "
+    "bias_sizes, SymIntArrayRef stride, SymIntArrayRef padding, SymIntArrayRef dilation, "
+    "bool transposed, SymIntArrayRef output_padding, SymInt groups, bool[3] output_mask)",
+    grad_fn="ConvolutionBackwardBackward0", forward=None,
+    inputs=("grad_output", "input", "weight"), outputs=3,
+    params=("geometry", *_CONV_ARGS, "output_mask"), keeps=("geometry", *_CONV_ARGS),
+    hidden=("geometry",), saves=("grad_output", "input", "weight"),
+    derivatives={("grad_output", "input", "weight"): _convolution_double_backward},
+    tangent=_convolution_backward_tangent)
 
 
 def _record_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, params: ConvParams,
                         out: np.ndarray, transposed: bool) -> Tensor:
     """The output of a (transposed) convolution, with its ``ConvolutionBackward0`` node."""
-    inputs = (input, weight) if bias is None else (input, weight, bias)
-    res, node = record(ConvolutionBackward0, inputs, out)
-    if node is not None:
-        from ._core import SavedTensor
-
-        node.input = SavedTensor(input)
-        node.weight = SavedTensor(weight)
-        node.params = params
-        node.has_bias = bias is not None
-        node.transposed = transposed
-    return res
+    if bias is None:
+        bias = _no_bias(input._data.dtype)
+    return CONVOLUTION.record(  # type: ignore[no-any-return]
+        (input, weight, bias), out, (params, *params.torch_args(transposed),
+                                     bias._data.shape))
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, params: ConvParams) -> Tensor:
@@ -414,7 +474,7 @@ def conv_transpose_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))})"
                            f". Calculated output size per channel: "
                            f"({' x '.join(map(str, out))}). Output size is too small")
-    return convolution_transposed(input, weight, bias, ConvParams(s, p, p, d, groups), out)
+    return convolution_transposed(input, weight, bias, ConvParams(s, p, p, d, groups, op), out)
 
 
 def convolution_backward(grad: Tensor, input: Tensor, weight: Tensor, params: ConvParams,
@@ -426,56 +486,20 @@ def convolution_backward(grad: Tensor, input: Tensor, weight: Tensor, params: Co
     with ``grad`` and ``input`` swapped.
     """
     g, x, w = grad._data, input._data, weight._data
-    outs: list = [None, None, None]
+    c_out = w.shape[1] * params.groups if transposed else w.shape[0]
+    # an output not asked for is zeros (allocated lazily), and read as None
+    outs = [np.zeros(x.shape, g.dtype), np.zeros(w.shape, g.dtype), np.zeros((c_out,), g.dtype)]
     if mask[0]:
-        outs[0] = (_conv_forward(g, w, None, params) if transposed else
-                   _conv_grad_input(g, w, x.shape, params))
+        outs[0] = np.asarray(_conv_forward(g, w, None, params) if transposed else
+                             _conv_grad_input(g, w, x.shape, params))
     if mask[1]:
         outs[1] = (_conv_grad_weight(x, g, w.shape, params) if transposed else
                    _conv_grad_weight(g, x, w.shape, params))
     if mask[2]:
-        outs[2] = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
-    mode = _tls.mode
-    tensors = (grad, input, weight)
-    c_out = w.shape[1] * params.groups if transposed else w.shape[0]
-    meta = ((x.shape, g.dtype), (w.shape, g.dtype), ((c_out,), g.dtype))
-    if FW.active and not mode & INFERENCE and any(has_tangent(t) for t in tensors):
-        return _convolution_backward_dual(tensors, outs, meta, params, mask, mode, transposed)
-    if mode == RECORDING and any(t._requires_grad for t in tensors):
-        node = _new(ConvolutionBackwardBackward0)
-        node._init_node(tuple(edge_of(t) for t in tensors), meta)
-        from ._core import SavedTensor
-
-        node.grad_output, node.input, node.weight = (SavedTensor(t) for t in tensors)
-        node.params, node.mask, node.transposed = params, mask, transposed
-        return tuple(None if o is None else wrap_result(np.asarray(o), node, i)
-                     for i, o in enumerate(outs))
-    return tuple(None if o is None else wrap(np.asarray(o), mode) for o in outs)
-
-
-def _convolution_backward_dual(tensors: tuple, outs: list, meta: tuple, params: ConvParams,
-                               mask: tuple, mode: int, transposed: bool) -> tuple:
-    """``convolution_backward`` whose inputs carry tangents (forward-over-reverse).
-
-    As ``record_with_tangents`` for a three-output op: the node is built (recorded or
-    forward-only) and its outputs' tangents come later from its transposed backward.
-    An output not asked for gets a throwaway tensor, so each output has its place.
-    """
-    from ._core import SavedTensor, tangent_edges
-
-    tangents = [tangent_of(t) if has_tangent(t) else None for t in tensors]
-    flush()
-    recorded = mode == RECORDING and any(t._requires_grad for t in tensors)
-    node = _new(ConvolutionBackwardBackward0)
-    node._init_node(tangent_edges(tensors, tangents, recorded), meta)
-    node.grad_output, node.input, node.weight = (SavedTensor(t) for t in tensors)
-    node.params, node.mask, node.transposed = params, mask, transposed
-    results = []
-    for i, (o, (shape, dtype)) in enumerate(zip(outs, meta)):
-        arr = np.zeros(shape, dtype) if o is None else np.asarray(o)
-        results.append(wrap_result(arr, node, i) if recorded else wrap(arr, mode))
-    PendingJvp(node, tangents, results, mode, recorded)
-    return tuple(None if o is None else r for o, r in zip(outs, results))
+        outs[2] = np.asarray(g.sum(axis=(0,) + tuple(range(2, g.ndim))))
+    res = CONVOLUTION_BACKWARD.record((grad, input, weight), tuple(outs),
+                                      (params, *params.torch_args(transposed), tuple(mask)))
+    return tuple(r if wanted else None for r, wanted in zip(res, mask))
 
 
 def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
@@ -538,7 +562,7 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
     return convolution(input, weight, bias, ConvParams(stride_t, lo, hi, dilation_t, groups))
 
 
-# -- linear window ops: pooling (Note [Higher-order gradients of windowed ops]) -----------------
+# -- a linear map's node, for embedding (npgrad/_ops/embedding.py) ---------------------------
 
 class _LinearWindowNode(Node):
     """A node of a map linear in its one input; backward applies the adjoint map, recorded."""
@@ -560,32 +584,229 @@ def _linear_op(cls: type, adj_cls: type, x: Tensor, fwd: Callable, adj: Callable
     return res
 
 
-class MaxPool2DWithIndicesBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True
+# -- pooling (Note [Pooling ops and their backwards as entries]) ----------------------------------
+
+# Note [Pooling ops and their backwards as entries]
+# As the resampling ops (Note [A linear op and its backward as two entries] in resample.py),
+# each pooling op is a General entry and so is its backward, torch's
+# ``max_pool2d_with_indices_backward`` / ``avg_pool2d_backward`` /
+# ``adaptive_avg_pool2d_backward`` / ``adaptive_max_pool2d_backward``, with the nodes, the
+# kept arguments and the saved tensors torch's have: the pool's node saves its input (and a
+# max pool its indices, ``_saved_result1``), the backward's takes the input for its sizes.
+# Average pooling is linear, so its backward's backward is the pool again; a max pool is
+# linear once its indices are fixed, and its backward's backward is torch's
+# ``max_pool_double_backward``, the gradient gathered at the indices (flatten, gather,
+# view, in npgrad ops).  Tangents: the pool of the tangent, or its gather at the indices.
 
 
-class MaxPool2DWithIndicesBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True
+def _as_kept(v: Any) -> tuple:
+    """An ``IntArrayRef[2]`` argument as torch's node keeps it: a number as a pair, a list
+    as given, no stride (None, which F passes as ``[]``) as empty."""
+    if v is None:
+        return ()
+    if isinstance(v, (list, tuple)):
+        return tuple(int(i) for i in v)
+    return (int(v), int(v))
 
 
-class AvgPool2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True
+def _gather_planes(a: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Input-shaped ``a`` -> output-shaped: each output the element of its plane (H*W) that
+    ``indices`` names."""
+    lead = indices.shape[:-2]
+    flat = a.reshape(a.shape[:-2] + (-1,))
+    return np.take_along_axis(flat, indices.reshape(lead + (-1,)), axis=-1).reshape(
+        indices.shape)
 
 
-class AvgPool2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
+def _scatter_planes(g: np.ndarray, indices: np.ndarray, in_shape: tuple) -> np.ndarray:
+    """The adjoint of ``_gather_planes``: output-shaped ``g`` summed into ``in_shape``."""
+    plane = in_shape[-2] * in_shape[-1]
+    n_out = indices.shape[-2] * indices.shape[-1]
+    res = np.zeros((math.prod(in_shape[:-2]), plane), dtype=g.dtype)
+    np.add.at(res, (np.arange(res.shape[0])[:, None], indices.reshape(-1, n_out)),
+              g.reshape(-1, n_out))
+    return res.reshape(in_shape)
 
 
-class AdaptiveAvgPool2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True
+def _gather_by_indices(grad: Tensor, indices: Tensor) -> Tensor:
+    """torch's ``max_pool_double_backward``: ``grad`` at the indices, in npgrad ops."""
+    return grad.flatten(-2).gather(-1, indices.flatten(-2)).view(tuple(indices.shape))
 
 
-class AdaptiveAvgPool2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
+_MAX_POOL_PARAMS = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+
+# the values and the indices are computed by ``max_pool2d`` (its NaN and tie rules)
+MAX_POOL2D = General(
+    "max_pool2d_with_indices(Tensor input, IntArrayRef[2] kernel_size, IntArrayRef[2] "
+    "stride=[], IntArrayRef[2] padding=0, IntArrayRef[2] dilation=1, bool ceil_mode=False, *, "
+    "Tensor out=None)", grad_fn="MaxPool2DWithIndicesBackward0", forward=None,
+    params=_MAX_POOL_PARAMS, keeps=_MAX_POOL_PARAMS, saves=("self", "result1"),
+    extra=("result1",),
+    derivatives={"self": lambda grad, self, result1, kernel_size, stride, padding, dilation,
+                 ceil_mode: MAX_POOL2D_BACKWARD((grad, self), (kernel_size, stride, padding,
+                                                              dilation, ceil_mode, result1))},
+    tangent=lambda self_t, result1: _gather_by_indices(self_t, result1))
+
+MAX_POOL2D_BACKWARD = General(
+    "max_pool2d_with_indices_backward(Tensor grad_output, Tensor input, IntArrayRef[2] "
+    "kernel_size, IntArrayRef[2] stride, IntArrayRef[2] padding, IntArrayRef[2] dilation, "
+    "bool ceil_mode, Tensor indices, *, Tensor grad_input=None)",
+    grad_fn="MaxPool2DWithIndicesBackwardBackward0",
+    forward=lambda g, x, kernel_size, stride, padding, dilation, ceil_mode, indices:
+    _scatter_planes(g, indices._data, x.shape),
+    inputs=("grad_output", "self"), params=(*_MAX_POOL_PARAMS, "indices"), saves=("indices",),
+    derivatives={"grad_output": lambda grad, indices: _gather_by_indices(grad, indices)},
+    tangent=lambda grad_output_t, self, kernel_size, stride, padding, dilation, ceil_mode,
+    indices: MAX_POOL2D_BACKWARD((grad_output_t, self), (kernel_size, stride, padding,
+                                                        dilation, ceil_mode, indices)))
+
+
+_AVG_POOL_PARAMS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                    "divisor_override")
+
+
+def _avg_geometry(shape: tuple, kernel_size: tuple, stride: tuple, padding: tuple,
+                  ceil_mode: bool, count_include_pad: bool, divisor_override: Any) -> tuple:
+    """``(k, s, p, out, hi, divisor)`` of an average pooling of an input of ``shape``: the
+    pairs, the output size, the padding after each dim that the last windows need, and the
+    divisor of each output (float64)."""
+    k, s, p, _ = _pool_args(kernel_size, stride, padding)
+    h, w = shape[-2:]
+    out = tuple(_pool_out(n, ki, si, pi, 1, ceil_mode)
+                for n, ki, si, pi in zip((h, w), k, s, p))
+    need = tuple((o - 1) * si + ki for o, si, ki in zip(out, s, k))
+    hi = tuple(max(0, nd_ - n - pi) for nd_, n, pi in zip(need, (h, w), p))
+
+    def divisor_along(n: int, o: int, ki: int, si: int, pi: int) -> tuple:
+        start = np.arange(o) * si - pi
+        end = np.minimum(start + ki, n + pi)
+        with_pad = end - start
+        return with_pad, np.minimum(end, n) - np.maximum(start, 0)
+
+    if divisor_override is not None:
+        div = np.full(out, float(divisor_override))
+    else:
+        (ph, rh), (pw, rw) = (divisor_along(n, o, ki, si, pi)
+                              for n, o, ki, si, pi in zip((h, w), out, k, s, p))
+        div = np.outer(ph, pw) if count_include_pad else np.outer(rh, rw)
+    return k, s, p, out, hi, div
+
+
+def _avg_pool(a: np.ndarray, *params: Any) -> np.ndarray:
+    k, s, p, out, hi, div = _avg_geometry(a.shape, *params)
+    win = _windows(_pad(a, p, hi), k, s, (1, 1), out)
+    return np.ascontiguousarray((win.sum(axis=(-2, -1)) / div.astype(a.dtype)).astype(
+        a.dtype, copy=False))
+
+
+def _avg_unpool(g: np.ndarray, in_shape: tuple, *params: Any) -> np.ndarray:
+    """The adjoint of ``_avg_pool`` onto an input of ``in_shape``."""
+    k, s, p, out, hi, div = _avg_geometry(in_shape, *params)
+    h, w = in_shape[-2:]
+    scaled = g / div.astype(g.dtype)
+    res = np.zeros(in_shape[:-2] + (h + p[0] + hi[0], w + p[1] + hi[1]), dtype=g.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            res[..., i:i + s[0] * (out[0] - 1) + 1:s[0],
+                j:j + s[1] * (out[1] - 1) + 1:s[1]] += scaled
+    return np.ascontiguousarray(res[..., p[0]:p[0] + h, p[1]:p[1] + w].astype(g.dtype, copy=False))
+
+
+AVG_POOL2D = General(
+    "avg_pool2d(Tensor input, IntArrayRef[2] kernel_size, IntArrayRef[2] stride=None, "
+    "IntArrayRef[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, "
+    "int64_t? divisor_override=None, *, Tensor out=None)", grad_fn="AvgPool2DBackward0",
+    forward=_avg_pool, params=_AVG_POOL_PARAMS, keeps=_AVG_POOL_PARAMS, saves=("self",),
+    derivatives={"self": lambda grad, self, kernel_size, stride, padding, ceil_mode,
+                 count_include_pad, divisor_override: AVG_POOL2D_BACKWARD(
+                     (grad, self), (kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                    divisor_override))},
+    tangent=lambda self_t, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override: AVG_POOL2D((self_t,), (kernel_size, stride, padding, ceil_mode,
+                                             count_include_pad, divisor_override)))
+
+AVG_POOL2D_BACKWARD = General(
+    "avg_pool2d_backward(Tensor grad_output, Tensor input, IntArrayRef[2] kernel_size, "
+    "IntArrayRef[2] stride, IntArrayRef[2] padding, bool ceil_mode, bool count_include_pad, "
+    "int64_t? divisor_override, *, Tensor grad_input=None)",
+    grad_fn="AvgPool2DBackwardBackward0",
+    forward=lambda g, x, *params: _avg_unpool(g, x.shape, *params),
+    inputs=("grad_output", "self"), params=_AVG_POOL_PARAMS, keeps=_AVG_POOL_PARAMS,
+    derivatives={"grad_output": lambda grad, kernel_size, stride, padding, ceil_mode,
+                 count_include_pad, divisor_override: AVG_POOL2D(
+                     (grad,), (kernel_size, stride, padding, ceil_mode, count_include_pad,
+                               divisor_override))},
+    # linear in the gradient alone: no tangent unless it has one (torch's: none)
+    tangent=lambda grad_output_t, grad_output, self, kernel_size, stride, padding, ceil_mode,
+    count_include_pad, divisor_override: AVG_POOL2D_BACKWARD(
+        (grad_output_t, self), (kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                divisor_override)) if has_tangent(grad_output) else None)
+
+
+def _adaptive_bins(n: int, o: int, dtype: np.dtype) -> np.ndarray:
+    """The ``(o, n)`` matrix averaging each of ``o`` adaptive bins of ``n`` elements."""
+    m = np.zeros((o, n), dtype=dtype)
+    for i in range(o):
+        start, end = (i * n) // o, -(-((i + 1) * n) // o)
+        m[i, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _adaptive_avg(a: np.ndarray, output_size: tuple) -> np.ndarray:
+    mh = _adaptive_bins(a.shape[-2], output_size[0], a.dtype)
+    mw = _adaptive_bins(a.shape[-1], output_size[1], a.dtype)
+    return np.matmul(np.matmul(mh, a), mw.T).astype(a.dtype, copy=False)
+
+
+def _adaptive_avg_adjoint(g: np.ndarray, in_shape: tuple) -> np.ndarray:
+    mh = _adaptive_bins(in_shape[-2], g.shape[-2], g.dtype)
+    mw = _adaptive_bins(in_shape[-1], g.shape[-1], g.dtype)
+    return np.matmul(np.matmul(mh.T, g), mw).astype(g.dtype, copy=False)
+
+
+# torch's node keeps no output size: the gradient's sizes are the output's
+ADAPTIVE_AVG_POOL2D = General(
+    "adaptive_avg_pool2d(Tensor input, SymIntArrayRef[2] output_size, *, Tensor out=None)",
+    grad_fn="AdaptiveAvgPool2DBackward0", forward=_adaptive_avg, params=("output_size",),
+    saves=("self",),
+    derivatives={"self": lambda grad, self: ADAPTIVE_AVG_POOL2D_BACKWARD(
+        (grad, self), (grad.shape[-1], grad.shape[-2]))},
+    tangent=lambda self_t, output_size: ADAPTIVE_AVG_POOL2D((self_t,), (output_size,)))
+
+ADAPTIVE_AVG_POOL2D_BACKWARD = General(
+    "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor input)",
+    grad_fn="AdaptiveAvgPool2DBackwardBackward0",
+    forward=lambda g, x, minus_1, minus_2: _adaptive_avg_adjoint(g, x.shape),
+    inputs=("grad_output", "self"),
+    params=("grad_output_sym_argsize_minus_1", "grad_output_sym_argsize_minus_2"),
+    keeps=("grad_output_sym_argsize_minus_1", "grad_output_sym_argsize_minus_2"),
+    derivatives={"grad_output": lambda grad, grad_output_sym_argsize_minus_1,
+                 grad_output_sym_argsize_minus_2: ADAPTIVE_AVG_POOL2D(
+                     (grad,), ((grad_output_sym_argsize_minus_2,
+                                grad_output_sym_argsize_minus_1),))},
+    tangent=lambda grad_output_t, grad_output, self, grad_output_sym_argsize_minus_1,
+    grad_output_sym_argsize_minus_2: ADAPTIVE_AVG_POOL2D_BACKWARD(
+        (grad_output_t, self), (grad_output_sym_argsize_minus_1,
+                                grad_output_sym_argsize_minus_2))
+    if has_tangent(grad_output) else None)  # as avg_pool2d_backward's
+
+# the values and the indices are computed by ``adaptive_max_pool2d``
+ADAPTIVE_MAX_POOL2D = General(
+    "adaptive_max_pool2d(Tensor input, IntArrayRef[2] output_size, *, Tensor out=None)",
+    grad_fn="AdaptiveMaxPool2DBackward0", forward=None, saves=("self", "result1"),
+    extra=("result1",),
+    derivatives={"self": lambda grad, self, result1: ADAPTIVE_MAX_POOL2D_BACKWARD(
+        (grad, self), (result1,))},
+    tangent=lambda self_t, result1: _gather_by_indices(self_t, result1))
+
+ADAPTIVE_MAX_POOL2D_BACKWARD = General(
+    "adaptive_max_pool2d_backward(Tensor grad_output, Tensor input, Tensor indices, *, "
+    "Tensor grad_input=None)", grad_fn="AdaptiveMaxPool2DBackwardBackward0",
+    forward=lambda g, x, indices: _scatter_planes(g, indices._data, x.shape),
+    inputs=("grad_output", "self"), params=("indices",), saves=("indices",),
+    derivatives={"grad_output": lambda grad, indices: _gather_by_indices(grad, indices)},
+    tangent=lambda grad_output_t, self, indices: ADAPTIVE_MAX_POOL2D_BACKWARD(
+        (grad_output_t, self), (indices,)))
 
 
 def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
@@ -660,12 +881,13 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     _pool_checks("max_pool2d", x, k, s, p, d, out)
     if x.dtype.kind == "b":
         raise NotImplementedError("\"max_pool2d\" not implemented for 'Bool'")
+    kept = (_as_kept(kernel_size), _as_kept(stride), _as_kept(padding), _as_kept(dilation),
+            bool(ceil_mode))
     if x.size == 0:  # an empty batch: an empty result of the output's shape
         empty = np.zeros(x.shape[:-2] + out, dtype=x.dtype)
-        res, _ = record(MaxPool2DWithIndicesBackward0, (input,), empty)
-        if return_indices:
-            return res, wrap(np.zeros(empty.shape, dtype=np.int64), _tls.mode)
-        return res
+        res, idx = MAX_POOL2D.record((input,), (empty, np.zeros(empty.shape, dtype=np.int64)),
+                                     kept)
+        return (res, idx) if return_indices else res
     need = tuple((o - 1) * si + di * (ki - 1) + 1 for o, si, di, ki in zip(out, s, d, k))
     hi = tuple(max(0, nd_ - n - pi) for nd_, n, pi in zip(need, (h, w), p))
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
@@ -683,32 +905,10 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     oj = np.arange(out[1]).reshape(1, -1)
     row = oi * s[0] + ki * d[0] - p[0]
     col = oj * s[1] + kj * d[1] - p[1]
-    indices = (row * w + col).astype(np.int64)
-    lead = x.shape[:-2]
-    plane = h * w
-
-    def gather(a: np.ndarray) -> np.ndarray:  # input-shaped -> output-shaped
-        flat_a = a.reshape(lead + (plane,))
-        return np.take_along_axis(flat_a, indices.reshape(lead + (-1,)), axis=-1).reshape(
-            lead + out)
-
-    def scatter(g: np.ndarray) -> np.ndarray:  # output-shaped -> input-shaped
-        res = np.zeros(lead + (plane,), dtype=g.dtype)
-        rows = res.reshape(-1, plane)
-        idx = indices.reshape(-1, out[0] * out[1])
-        gflat = g.reshape(-1, out[0] * out[1])
-        np.add.at(rows, (np.arange(rows.shape[0])[:, None], idx), gflat)
-        return res.reshape(lead + (h, w))
-
-    res, node = record(MaxPool2DWithIndicesBackward0, (input,),
-                       np.ascontiguousarray(values, dtype=x.dtype))
-    if node is not None:
-        node.fwd, node.adj = gather, scatter
-        node.fwd_cls, node.adj_cls = (MaxPool2DWithIndicesBackward0,
-                                      MaxPool2DWithIndicesBackwardBackward0)
-    if return_indices:
-        return res, wrap(np.ascontiguousarray(indices), _tls.mode)
-    return res
+    indices = np.ascontiguousarray((row * w + col).astype(np.int64))
+    res, idx = MAX_POOL2D.record((input,), (np.ascontiguousarray(values, dtype=x.dtype),
+                                            indices), kept)
+    return (res, idx) if return_indices else res
 
 
 @signature("avg_pool2d(Tensor input, IntArrayRef[2] kernel_size, IntArrayRef[2] stride=None, "
@@ -726,38 +926,9 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     _pool_checks("avg_pool2d", x, k, s, p, (1, 1), out)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    need = tuple((o - 1) * si + ki for o, si, ki in zip(out, s, k))
-    hi = tuple(max(0, nd_ - n - pi) for nd_, n, pi in zip(need, (h, w), p))
-
-    def divisor_along(n: int, o: int, ki: int, si: int, pi: int) -> tuple:
-        start = np.arange(o) * si - pi
-        end = np.minimum(start + ki, n + pi)
-        with_pad = end - start
-        return with_pad, np.minimum(end, n) - np.maximum(start, 0)
-
-    if divisor_override is not None:
-        div = np.full(out, float(divisor_override))
-    else:
-        (ph, rh), (pw, rw) = (divisor_along(n, o, ki, si, pi)
-                              for n, o, ki, si, pi in zip((h, w), out, k, s, p))
-        div = np.outer(ph, pw) if count_include_pad else np.outer(rh, rw)
-    div = div.astype(x.dtype)
-    lead = x.shape[:-2]
-
-    def pool(a: np.ndarray) -> np.ndarray:
-        win = _windows(_pad(a, p, hi), k, s, (1, 1), out)
-        return (win.sum(axis=(-2, -1)) / div).astype(a.dtype, copy=False)
-
-    def unpool(g: np.ndarray) -> np.ndarray:
-        scaled = g / div
-        res = np.zeros(lead + (h + p[0] + hi[0], w + p[1] + hi[1]), dtype=g.dtype)
-        for i in range(k[0]):
-            for j in range(k[1]):
-                res[..., i:i + s[0] * (out[0] - 1) + 1:s[0],
-                    j:j + s[1] * (out[1] - 1) + 1:s[1]] += scaled
-        return res[..., p[0]:p[0] + h, p[1]:p[1] + w].astype(g.dtype, copy=False)
-
-    return _linear_op(AvgPool2DBackward0, AvgPool2DBackwardBackward0, input, pool, unpool)
+    kept = (_as_kept(kernel_size), _as_kept(stride), _as_kept(padding), bool(ceil_mode),
+            bool(count_include_pad), divisor_override)
+    return AVG_POOL2D((input,), kept)  # type: ignore[no-any-return]
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
@@ -774,53 +945,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
         size = (int(output_size), int(output_size))
     if size == (1, 1):
         return mean(input, (-1, -2), keepdim=True)
-
-    def bins(n: int, o: int) -> np.ndarray:
-        m = np.zeros((o, n), dtype=x.dtype)
-        for i in range(o):
-            start, end = (i * n) // o, -(-((i + 1) * n) // o)
-            m[i, start:end] = 1.0 / (end - start)
-        return m
-
-    mh, mw = bins(x.shape[-2], size[0]), bins(x.shape[-1], size[1])
-
-    def pool(a: np.ndarray) -> np.ndarray:
-        return np.matmul(np.matmul(mh, a), mw.T).astype(a.dtype, copy=False)
-
-    def unpool(g: np.ndarray) -> np.ndarray:
-        return np.matmul(np.matmul(mh.T, g), mw).astype(g.dtype, copy=False)
-
-    return _linear_op(AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0, input,
-                      pool, unpool)
-
-
-class AdaptiveMaxPool2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True
-
-
-class AdaptiveMaxPool2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True
-
-
-def _gather_scatter(lead: tuple, size: tuple, out: tuple, indices: np.ndarray) -> tuple:
-    """The maps of a max pooling with fixed ``indices`` into each ``size`` plane (flat)."""
-    plane = math.prod(size)
-    n_out = math.prod(out)
-
-    def gather(a: np.ndarray) -> np.ndarray:  # input-shaped -> output-shaped
-        flat_a = a.reshape(lead + (plane,))
-        return np.take_along_axis(flat_a, indices.reshape(lead + (n_out,)), axis=-1).reshape(
-            lead + out)
-
-    def scatter(g: np.ndarray) -> np.ndarray:  # output-shaped -> input-shaped
-        res = np.zeros((math.prod(lead), plane), dtype=g.dtype)
-        idx = indices.reshape(-1, n_out)
-        np.add.at(res, (np.arange(res.shape[0])[:, None], idx), g.reshape(-1, n_out))
-        return res.reshape(lead + size)
-
-    return gather, scatter
+    return ADAPTIVE_AVG_POOL2D((input,), (size,))  # type: ignore[no-any-return]
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
@@ -849,9 +974,5 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
                            np.argmax(np.where(nan, -np.inf, win) if nan.any() else win, axis=-1))
             rr, cc = np.divmod(arg, c1 - c0)
             indices[..., i, j] = (r0 + rr) * w + (c0 + cc)
-    gather, scatter = _gather_scatter(lead, (h, w), size, indices)
-    res = _linear_op(AdaptiveMaxPool2DBackward0, AdaptiveMaxPool2DBackwardBackward0, input,
-                     gather, scatter)
-    if return_indices:
-        return res, wrap(indices, _tls.mode)
-    return res
+    res, idx = ADAPTIVE_MAX_POOL2D.record((input,), (_gather_planes(x, indices), indices))
+    return (res, idx) if return_indices else res

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
-from .linalg import matmul
+from .matmul import matmul
 from .reduction import sum as _sum
 from .shape import contiguous, diagonal, expand, permute, reshape, view
 from .signature import batchable, checker

@@ -33,11 +33,10 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
 from . import checks, shape as _shape
-from ..autograd.graph import SavedTensor
-from ._core import (NotImplementedBackward, check_not_freed, is_tensor, node_of, record, save_value,
-                    unary, view_of_view_message, view_result)
+from ._core import (NotImplementedBackward, is_tensor, record, view_of_view_message, view_result)
 from ._shape_util import broadcast_shapes, wrap_dim
-from .shape import IndexBackward0, Region, ShapeNode, _take, _shape_str
+from .registry import General, View
+from .shape import ShapeNode, _shape_str
 
 _SEQUENCE_WARNING = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
@@ -57,22 +56,24 @@ _MULTI_OUTPUT_VIEW = (
 )
 
 
-class AliasBackward0(ShapeNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad,
+ALIAS = View("alias(Tensor input)", grad_fn="AliasBackward0", forward=np.ndarray.view,
+             derivative=lambda grad: grad)
+AliasBackward0 = ALIAS.node
 
 
 def alias(input: Tensor) -> Tensor:
     """A new view of all of ``input`` (grad_fn ``AliasBackward0``)."""
-    return view_result(AliasBackward0, input, input._data.view())[0]
+    return ALIAS(input)  # type: ignore[no-any-return]
 
 
-class Identity(AliasBackward0):
-    """The grad_fn of the primal ``forward_ad.unpack_dual`` returns (torch's name for it)."""
+class Identity(ShapeNode):
+    """The grad_fn of the primal ``forward_ad.unpack_dual`` returns (torch's name for it): a
+    view recorded without its tangent, which no op entry makes."""
 
     __slots__ = ()
+
+    def backward(self, grad: Tensor) -> tuple:
+        return grad,
 
 
 def primal_view(input: Tensor) -> Tensor:
@@ -214,7 +215,7 @@ def _parse(input: Tensor, index: Any) -> tuple:
         else:
             raise _bad_item(item)
     # The advanced step runs after every basic one, so it is checked last.
-    return steps, _check_advanced(shape, advanced)
+    return steps, advanced, _check_advanced(shape, advanced)
 
 
 def _check_advanced(shape: list, entries: list) -> list:
@@ -261,6 +262,79 @@ def _advanced_key(ndim: int, advanced: list) -> tuple:
     return tuple(key)
 
 
+def _torch_indices(entries: list) -> tuple:
+    """torch's ``indices`` of an advanced index, as its nodes save them: a tensor or None
+    per indexed dim, a mask standing for as many dims as it has (``_saved_indices``)."""
+    indices: list = []
+    dim = 0
+    for d, arr in entries:
+        while dim < d:
+            indices.append(None)
+            dim += 1
+        indices.append(wrap(arr, 0))
+        dim += arr.ndim if arr.dtype == np.bool_ else 1
+    return tuple(indices)
+
+
+# Note [Advanced indexing as entries]
+# ``x[idx]`` is torch's ``index`` (IndexBackward0), ``x[idx] = v`` its ``index_put_``
+# (IndexPutBackward0), and the gradient of ``index`` an ``_index_put_impl_`` that
+# accumulates into zeros (IndexPutImplBackward0): three ``General`` entries, each saving
+# torch's ``indices`` (Note [A saved list of tensors] in _ops/registry.py) and keeping,
+# hidden, the NumPy key computed from them once, in the forward.  Their rules are each
+# other, as derivatives.yaml writes them: index's gradient puts into zeros, a put's
+# gradient of ``values`` is an index of the gradient, and of ``self`` (unless it
+# accumulates) the gradient with zeros put where ``values`` were written.  The tangent of
+# a put is the same put of the tangents (a position written twice takes the last write,
+# which its gradient, reaching every write, does not show).
+
+
+def _index(input: Tensor, indices: tuple, key: tuple) -> Tensor:
+    """torch's ``index``: ``input`` read at ``key``, the NumPy key of ``indices``."""
+    return INDEX.record((input,), input._data[key], (indices, key))  # type: ignore[no-any-return]
+
+
+def _put_into_zeros(grad: Tensor, indices: tuple, key: tuple, sizes: tuple) -> Tensor:
+    """torch's index_backward: ``grad`` added at ``key`` into zeros of ``sizes``."""
+    zeros = wrap(np.zeros(sizes, dtype=grad._data.dtype), 0)
+    return _index_put(zeros, indices, key, grad, True, entry=INDEX_PUT_IMPL)
+
+
+def _put_zeros(grad: Tensor, indices: tuple, key: tuple) -> Tensor:
+    """``grad`` with zeros where a put (not accumulating) wrote: its gradient of ``self``."""
+    zero = wrap(np.zeros((), dtype=grad._data.dtype), 0)
+    return _index_put(grad, indices, key, zero, False)
+
+
+INDEX = General(
+    "index(Tensor input, c10::List<::std::optional<Tensor>> indices)", grad_fn="IndexBackward0",
+    forward=None, params=("indices", "key"), keeps=("self_sym_sizes", "key"), hidden=("key",),
+    saves=("indices",),
+    derivatives={"self": lambda grad, indices, key, self_sym_sizes:
+                 _put_into_zeros(grad, indices, key, self_sym_sizes)},
+    tangent=lambda self_t, indices, key: _index(self_t, indices, key))
+
+
+def _index_put_entry(name: str, grad_fn: str) -> General:
+    return General(
+        f"{name}(Tensor input, c10::List<::std::optional<Tensor>> indices, Tensor values, "
+        "bool accumulate=False)", grad_fn=grad_fn, forward=None, inputs=("self", "values"),
+        params=("indices", "key", "accumulate"), keeps=("accumulate", "key"), hidden=("key",),
+        saves=("indices",),
+        derivatives={"self": lambda grad, indices, key, accumulate:
+                     grad if accumulate else _put_zeros(grad, indices, key),
+                     "values": lambda grad, indices, key: _index(grad, indices, key)},
+        tangent=lambda self_t, values_t, indices, key, accumulate: _index_put(
+            self_t, indices, key, values_t, accumulate))
+
+
+INDEX_PUT = _index_put_entry("index_put", "IndexPutBackward0")
+INDEX_PUT_IMPL = _index_put_entry("_index_put_impl", "IndexPutImplBackward0")
+IndexBackward0 = INDEX.node
+IndexPutBackward0 = INDEX_PUT.node
+IndexPutImplBackward0 = INDEX_PUT_IMPL.node
+
+
 def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]``: views for ints, slices, None and ``...``; a copy for tensor indices.
 
@@ -269,11 +343,10 @@ def getitem(input: Tensor, index: Any) -> Tensor:
     >>> x[0, 1:]
     tensor([1., 2.], grad_fn=<SliceBackward0>)
     """
-    steps, advanced = _parse(input, index)
+    steps, entries, advanced = _parse(input, index)
     out = _apply_steps(input, steps)
     if advanced:
-        key = _advanced_key(out._data.ndim, advanced)
-        return _take(out, Region(key, accumulate=True), IndexBackward0)
+        return _index(out, _torch_indices(entries), _advanced_key(out._data.ndim, advanced))
     if out is input:
         return alias(input)
     return out
@@ -281,46 +354,13 @@ def getitem(input: Tensor, index: Any) -> Tensor:
 
 # -- assignment ------------------------------------------------------------------------
 
-class IndexPutBackward0(ShapeNode):
-    """``index_put_``: no gradient to ``self`` where values were overwritten (none are when
-    accumulating: ``mask`` is then all ones)."""
-
-    __slots__ = ("region", "mask", "accumulate")
-
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
-        from .pointwise import where
-
-        g_self = None
-        if self.next_functions[0][0] is not None:
-            g_self = where(wrap(self.mask != 0, 0), grad, 0.0)  # +0. where overwritten
-        g_values = None
-        if self.next_functions[1][0] is not None:
-            g_values = _take(grad, self.region, IndexBackward0)
-        return g_self, g_values
-
-    def jvp(self, tangents: list) -> list:
-        """A write is linear in what it writes: the tangent is the same write of the tangents.
-
-        Not derived from ``backward``: with a position written twice the last write
-        wins, which torch's gradient (every write gets it) does not reflect.
-        """
-        t_self, t_values = tangents
-        shape, dtype = self._out_meta[0]
-        if t_self is None:
-            t_self = wrap(np.zeros(shape, dtype=dtype), 0)
-        if t_values is None:
-            from .pointwise import where
-
-            return [where(wrap(self.mask != 0, 0), t_self, 0.0)]
-        return [_index_put(t_self, self.region.key, t_values, self.accumulate)]
-
-
-def _index_put(input: Tensor, key: tuple, values: Tensor, accumulate: bool = False,
-               check_dtype: bool = False) -> Tensor:
+def _index_put(input: Tensor, indices: tuple, key: tuple, values: Tensor,
+               accumulate: bool = False, check_dtype: bool = False,
+               entry: General | None = None) -> Tensor:
     """Out-of-place ``index_put``: a copy of ``input`` with ``values`` written (or added) at
-    ``key``; ``check_dtype``: refuse, after the shape check as torch's ``x[idx] = v`` does, a
-    tensor ``values`` of another dtype."""
+    ``key``, the NumPy key of torch's ``indices``; ``check_dtype``: refuse, after the shape
+    check as torch's ``x[idx] = v`` does, a tensor ``values`` of another dtype; ``entry``:
+    INDEX_PUT_IMPL for the backward of ``index`` (Note [Advanced indexing as entries])."""
     data = input._data
     out = data.copy()
     target_shape = data[key].shape
@@ -341,15 +381,8 @@ def _index_put(input: Tensor, key: tuple, values: Tensor, accumulate: bool = Fal
         np.add.at(out, key, vals.astype(data.dtype, copy=False))
     else:
         out[key] = vals.astype(data.dtype, copy=False)
-    res, node = record(IndexPutBackward0, (input, values), out)
-    if node is not None:
-        mask = np.ones(data.shape, dtype=data.dtype)
-        if not accumulate:
-            mask[key] = 0
-        node.mask = mask
-        node.region = Region(key, accumulate=True)
-        node.accumulate = accumulate
-    return res
+    return (INDEX_PUT if entry is None else entry).record(  # type: ignore[no-any-return]
+        (input, values), out, (indices, key, accumulate))
 
 
 @signature("index_put(Tensor input, c10::List<::std::optional<Tensor>> indices, Tensor values, "
@@ -380,7 +413,7 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
     if dim > data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {data.ndim}")
     key = _advanced_key(data.ndim, _check_advanced(list(data.shape), entries))
-    return _index_put(input, key, values, accumulate)
+    return _index_put(input, _torch_indices(entries), key, values, accumulate)
 
 
 def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
@@ -450,7 +483,7 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
     from .inplace import copy_, fill_
 
     value, is_number = _value_tensor(input, value)
-    steps, advanced = _parse(input, index)
+    steps, entries, advanced = _parse(input, index)
     target = _apply_steps(input, steps)
     if steps:
         _check_view_of_view(input, target, value)
@@ -461,7 +494,8 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
         from .inplace import apply_inplace
 
         key = _advanced_key(target._data.ndim, advanced)
-        apply_inplace(target, _index_put, key, value, check_dtype=not is_number)
+        apply_inplace(target, _index_put, _torch_indices(entries), key, value,
+                      check_dtype=not is_number)
         return
     if is_number and target is input:
         fill_(input, value)
@@ -596,41 +630,176 @@ def _src_block(src: np.ndarray, index: Tensor) -> np.ndarray:
     return src[tuple(slice(0, s) for s in index._data.shape)] if src.ndim else src
 
 
-class _ScatterNode(ShapeNode):
-    __slots__ = ("dim", "index", "src_sizes")
+# Note [Index ops as entries]
+# gather, scatter (both overloads), scatter_add, index_select and index_add are ``General``
+# entries (Note [The general entry kind] in _ops/registry.py).  The index is a tensor
+# argument with no edge: the entry saves it as torch does (``grad_fn._saved_index``, a
+# saved tensor, version-checked and freed after backward), so a second backward through
+# any of them raises torch's error.  Each rule is another op of the family, as in torch's
+# derivatives.yaml: gather's gradient is a scatter_add into zeros (ScatterAddBackward0 over
+# no ``self`` edge, as torch's graph shows), index_select's an index_add, scatter's a
+# scatter of zeros and a gather; so gradients of any order follow, and each forward rule
+# is the op itself applied to the tangents.
+#
+# A scatter-like op reads only the leading block of a ``src`` larger than its index, yet
+# torch's backward returns a gradient of the index's shape, which its engine then rejects
+# (``fit_input_grad``).  The rule needs ``src``'s shape for that check, which torch's node
+# does not expose: the entry keeps it ``hidden`` (Note [Kept values read as torch's]).
 
 
-class ScatterBackward0(_ScatterNode):
-    """scatter(self, dim, index, src): overwritten positions pass no gradient to ``self``."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
-        g_self = g_src = None
-        if self.next_functions[0][0] is not None:
-            g_self = scatter(grad, self.dim, self.index, 0.0)
-        if self.next_functions[1][0] is not None:
-            g_src = _shape.fit_input_grad(self, 1, _shape.gather(grad, self.dim, self.index),
-                                          self.src_sizes)
-        return g_self, g_src
-
-    def jvp(self, tangents: list) -> list:
-        """torch's forward rule, ``self_t.scatter(dim, index, src_t)``: it reads only the
-        leading block of a ``src`` larger than the index, which the backward rule refuses."""
-        t_self, t_src = tangents
-        shape, dtype = self._out_meta[0]
-        if t_self is None:
-            t_self = wrap(np.zeros(shape, dtype=dtype), 0)
-        return [scatter(t_self, self.dim, self.index, 0.0 if t_src is None else t_src)]
+def _zeros(shape: tuple, dtype: np.dtype) -> Tensor:
+    return wrap(np.zeros(shape, dtype=dtype), 0)
 
 
-class ScatterBackward1(_ScatterNode):
-    __slots__ = ()
+def fit_input_grad(grad_fn: str, i: int, grad: Tensor, shape: tuple) -> Tensor:
+    """torch's check of a gradient against its input's shape, which must broadcast to it
+    (Note [Index ops as entries])."""
+    got = grad._data.shape
+    fits = len(shape) <= len(got) and all(
+        s == g or s == 1 for s, g in zip(reversed(shape), reversed(got)))
+    if not fits:
+        raise RuntimeError(f"Function {grad_fn} returned an invalid gradient at index {i} - "
+                           f"got {_shape_str(got)} but expected shape compatible with "
+                           f"{_shape_str(shape)}")
+    return grad
 
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
-        return scatter(grad, self.dim, self.index, 0.0),
+
+def _gather_backward(grad: Tensor, self: Tensor, dim: int, index: Tensor) -> Tensor:
+    """torch's gather_backward: the gradient added into zeros where ``index`` read."""
+    return scatter_add(_zeros(self._data.shape, grad._data.dtype), dim, index, grad)
+
+
+GATHER = General(
+    "gather(Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, "
+    "Tensor out=None)", grad_fn="GatherBackward0", forward=None,
+    params=("dim", "index", "sparse_grad"), keeps=("dim", "sparse_grad"),
+    saves=("self", "index"),
+    derivatives={"self": lambda grad, self, dim, index: _gather_backward(grad, self, dim, index)},
+    tangent=lambda self_t, dim, index: gather(self_t, dim, index))
+
+SCATTER_ADD = General(
+    "scatter_add(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)",
+    grad_fn="ScatterAddBackward0", forward=None, inputs=("self", "src"),
+    params=("dim", "index"), keeps=("dim", "src_sym_sizes"), hidden=("src_sym_sizes",),
+    saves=("index",),
+    derivatives={"self": lambda grad: grad,
+                 "src": lambda grad, dim, index, src_sym_sizes: fit_input_grad(
+                     "ScatterAddBackward0", 1, gather(grad, dim, index), src_sym_sizes)},
+    tangent=lambda self_t, src_t, dim, index: scatter_add(self_t, dim, index, src_t))
+
+SCATTER = General(
+    "scatter(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)",
+    grad_fn="ScatterBackward0", forward=None, inputs=("self", "src"),
+    params=("dim", "index"), keeps=("dim", "src_sym_sizes"), hidden=("src_sym_sizes",),
+    saves=("index",),
+    derivatives={"self": lambda grad, dim, index: scatter(grad, dim, index, 0.0),
+                 "src": lambda grad, dim, index, src_sym_sizes: fit_input_grad(
+                     "ScatterBackward0", 1, gather(grad, dim, index), src_sym_sizes)},
+    tangent=lambda self_t, src_t, dim, index: scatter(self_t, dim, index, src_t))
+
+SCATTER_VALUE = General(
+    "scatter(Tensor input, int64_t dim, Tensor index, Scalar value, *, Tensor out=None)",
+    grad_fn="ScatterBackward1", forward=None, params=("dim", "index"), keeps=("dim",),
+    saves=("index",),
+    derivatives={"self": lambda grad, dim, index: scatter(grad, dim, index, 0.0)},
+    tangent=lambda self_t, dim, index: scatter(self_t, dim, index, 0.0))
+
+INDEX_SELECT = General(
+    "index_select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)",
+    grad_fn="IndexSelectBackward0", forward=None, params=("dim", "index"),
+    keeps=("dim", "self_sym_sizes"), saves=("index",),
+    derivatives={"self": lambda grad, dim, index, self_sym_sizes: index_add(
+        _zeros(self_sym_sizes, grad._data.dtype), dim, index, grad)},
+    tangent=lambda self_t, dim, index: index_select(self_t, dim, index))
+
+
+def _index_add_source_grad(grad: Tensor, dim: int, index: Tensor, source: Tensor,
+                           alpha: Any) -> Tensor:
+    """torch's rule for index_add's ``source``: the gradient read back at ``index``."""
+    g = index_select(grad, dim, index)
+    if g._data.shape != source._data.shape:  # a 0-dim source of a 0-dim self
+        g = _shape.reshape(g, source._data.shape)
+    return g * alpha if alpha != 1 else g
+
+
+def _index_add_tangent(self_t: Tensor, source_t: Tensor, dim: int, index: Tensor,
+                       alpha: Any) -> Tensor:
+    return index_add(self_t, dim, index, source_t, alpha=alpha)
+
+
+INDEX_ADD = General(
+    "index_add(Tensor input, int64_t dim, Tensor index, Tensor source, *, Scalar alpha=1, "
+    "Tensor out=None)", grad_fn="IndexAddBackward0", forward=None, inputs=("self", "source"),
+    params=("dim", "index", "alpha", "source_dim"), keeps=("dim", "alpha", "source_dim"),
+    saves=("index", "source"),
+    derivatives={"self": lambda grad: grad,
+                 "source": lambda grad, dim, index, source, alpha: _index_add_source_grad(
+                     grad, dim, index, source, alpha)},
+    tangent=lambda self_t, source_t, dim, index, alpha: _index_add_tangent(
+        self_t, source_t, dim, index, alpha))
+
+
+@signature("gather(Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, "
+           "Tensor out=None)")
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j][k] = input[i][index[i][j][k]][k]`` for dim 1 (grad_fn ``GatherBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.gather(npgrad.tensor([[1., 2.], [3., 4.]]), 1, npgrad.tensor([[1], [0]]))
+    tensor([[2.],
+            [3.]])
+    """
+    data = input._data
+    idx = index._data
+    nd = data.ndim
+    d = wrap_dim(dim, nd)
+    if idx.dtype != np.int64 and idx.dtype != np.int32:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    if idx.ndim != nd and not (max(idx.ndim, 1) == max(nd, 1)):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if nd == 0:
+        idx = idx.reshape(())
+    for k in range(nd):
+        if k != d and idx.shape[k] > data.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{_shape_str(idx.shape)} to be no larger than self "
+                               f"{_shape_str(data.shape)} apart from dimension {d}")
+    n = data.shape[d] if nd else 1
+    if idx.size and (idx.min() < 0 or idx.max() >= n):  # no wrapping of negative indices
+        bad = int(idx[(idx < 0) | (idx >= n)].flat[0])
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    if nd == 0:
+        out = data.copy()
+    elif nd == 1:
+        out = data[idx]
+    else:
+        out = np.take_along_axis(data[tuple(slice(0, s) if k != d else slice(None)
+                                            for k, s in enumerate(idx.shape))], idx, axis=d)
+    return GATHER.record((input,), out, (dim, index, sparse_grad))  # type: ignore[no-any-return]
+
+
+@signature("index_select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)")
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of dim ``dim`` listed in ``index`` (a copy; ``IndexSelectBackward0``).
+
+    >>> import npgrad
+    >>> npgrad.index_select(npgrad.tensor([5., 6., 7.]), 0, npgrad.tensor([2, 0]))
+    tensor([7., 5.])
+    """
+    data = input._data
+    idx = index._data
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    d = wrap_dim(dim, data.ndim)
+    n = data.shape[d] if data.ndim else 1
+    flat = idx.reshape(-1)
+    if flat.size and (flat.min() < 0 or flat.max() >= n):
+        bad = int(flat[(flat < 0) | (flat >= n)][0])
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
+    out = np.take(data, flat, axis=d) if data.ndim else data.copy()
+    return INDEX_SELECT.record((input,), out, (dim, index))  # type: ignore[no-any-return]
 
 
 @signature("scatter(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)",
@@ -657,22 +826,16 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
     if is_tensor(src):
         if src_data.dtype != data.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-        d, key = _scatter_key(data, dim, index, src_data.shape, "scatter",
+        _, key = _scatter_key(data, dim, index, src_data.shape, "scatter",
                               src._data.shape)
         out = data.copy()
         out[key] = _src_block(src_data, index)
-        res, node = record(ScatterBackward0, (input, src), out)
-        if node is not None:
-            node.src_sizes = src._data.shape
-    else:
-        d, key = _scatter_key(data, dim, index, None, "scatter")
-        out = data.copy()
-        with np.errstate(all="ignore"):
-            out[key] = np.asarray(src).astype(data.dtype)
-        res, node = record(ScatterBackward1, (input,), out)
-    if node is not None:
-        node.dim, node.index = d, index
-    return res
+        return SCATTER.record((input, src), out, (dim, index))  # type: ignore[no-any-return]
+    _, key = _scatter_key(data, dim, index, None, "scatter")
+    out = data.copy()
+    with np.errstate(all="ignore"):
+        out[key] = np.asarray(src).astype(data.dtype)
+    return SCATTER_VALUE.record((input,), out, (dim, index))  # type: ignore[no-any-return]
 
 
 _SCATTER_REDUCE_WARNING = (
@@ -715,19 +878,6 @@ def scatter_(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: 
     return apply_inplace(input, scatter, dim, index, src, value=value, reduce=reduce)
 
 
-def _record_add_into(cls: type, input: Tensor, src: Tensor, key: tuple, alpha: Any,
-                     values: np.ndarray) -> Tensor:
-    """``input`` plus ``values`` accumulated at ``key``, recorded as a two-input place node."""
-    out = input._data.copy()
-    np.add.at(out, key, values)
-    res, node = record(cls, (input, src), out)
-    if node is not None:
-        node._setup(Region(key, accumulate=True), out.shape)
-        node.alpha = alpha
-        node.src_sizes = src._data.shape
-    return res
-
-
 @signature("scatter_add(Tensor input, int64_t dim, Tensor index, Tensor src, *, Tensor out=None)")
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src`` added where ``index`` points (repeats add up).
@@ -741,8 +891,9 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     index, src_data = _scatter_operands(input, index, src)
     _, key = _scatter_key(data, dim, index, src_data.shape, "scatter_add",
                           src._data.shape)
-    return _record_add_into(_shape.ScatterAddBackward0, input, src, key, 1,
-                            _src_block(src_data, index))
+    out = data.copy()
+    np.add.at(out, key, _src_block(src_data, index))
+    return SCATTER_ADD.record((input, src), out, (dim, index))  # type: ignore[no-any-return]
 
 
 def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -809,8 +960,10 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     if data.dtype.kind in "iub":  # torch casts alpha to an integer self's dtype first
         alpha = int(alpha)
     values = src * alpha if alpha != 1 else src
-    return _record_add_into(_shape.IndexAddBackward0, input, source, _dim_key(data, d, idx),
-                            alpha, values.astype(data.dtype, copy=False))
+    out = data.copy()
+    np.add.at(out, _dim_key(data, d, idx), values.astype(data.dtype, copy=False))
+    return INDEX_ADD.record((input, source), out,  # type: ignore[no-any-return]
+                            (dim, _index_tensor(index), alpha, src.ndim))
 
 
 def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
@@ -820,21 +973,15 @@ def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
     return apply_inplace(input, index_add, dim, index, source, alpha=alpha)
 
 
-class _IndexDimNode(ShapeNode):
-    __slots__ = ("dim", "index")
-
-
-class IndexCopyBackward0(_IndexDimNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
-        g_self = g_src = None
-        if self.next_functions[0][0] is not None:
-            g_self = index_fill(grad, self.dim, self.index, 0.0)
-        if self.next_functions[1][0] is not None:
-            g_src = _shape.index_select(grad, self.dim, self.index)
-        return g_self, g_src
+INDEX_COPY = General(
+    "index_copy(Tensor input, int64_t dim, Tensor index, Tensor source, *, Tensor out=None)",
+    grad_fn="IndexCopyBackward0", forward=None, inputs=("self", "source"),
+    params=("dim", "index", "source_dim"), keeps=("dim", "source_dim"),
+    saves=("index", "source"),
+    derivatives={"self": lambda grad, dim, index: index_fill(grad, dim, index, 0.0),
+                 "source": lambda grad, dim, index, source: _index_add_source_grad(
+                     grad, dim, index, source, 1)},
+    tangent=lambda self_t, source_t, dim, index: index_copy(self_t, dim, index, source_t))
 
 
 @signature("index_copy(Tensor input, int64_t dim, Tensor index, Tensor source, *, "
@@ -874,10 +1021,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     _check_bounds(idx, data.shape[d] if data.ndim else 1, d, "index_copy_(): ", error=IndexError)
     out = data.copy()
     out[_dim_key(data, d, idx)] = src.astype(data.dtype, copy=False)
-    res, node = record(IndexCopyBackward0, (input, source), out)
-    if node is not None:
-        node.dim, node.index = d, wrap(idx, 0)
-    return res
+    return INDEX_COPY.record((input, source), out,  # type: ignore[no-any-return]
+                             (dim, _index_tensor(index), src.ndim))
 
 
 def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -886,28 +1031,27 @@ def index_copy_(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tenso
     return apply_inplace(input, index_copy, dim, index, source)
 
 
-class IndexFillBackward0(_IndexDimNode):
-    __slots__ = ()
+def _index_fill_value_grad(grad: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The gradient of index_fill's 0-dim ``value``: each filled slice counted once (torch
+    reads the index through ``_unique``; a negative index then fails as index_select's)."""
+    unique = wrap(np.unique(index._data), 0)
+    return index_select(grad, dim, unique).sum()
 
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
-        return index_fill(grad, self.dim, self.index, 0.0),
 
+INDEX_FILL = General(
+    "index_fill(Tensor input, int64_t dim, Tensor index, Scalar value)",
+    grad_fn="IndexFillBackward0", forward=None, params=("dim", "index"), keeps=("dim",),
+    saves=("index",),
+    derivatives={"self": lambda grad, dim, index: index_fill(grad, dim, index, 0.0)},
+    tangent=lambda self_t, dim, index: index_fill(self_t, dim, index, 0.0))
 
-class IndexFillBackward1(_IndexDimNode):
-    """index_fill with a 0-dim tensor value: each filled position once (torch uses unique)."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
-        g_self = g_value = None
-        if self.next_functions[0][0] is not None:
-            g_self = index_fill(grad, self.dim, self.index, 0.0)
-        if self.next_functions[1][0] is not None:
-            unique = wrap(np.unique(self.index._data), 0)
-            g_value = _shape.index_select(grad, self.dim, unique).sum()
-        return g_self, g_value
+INDEX_FILL_TENSOR = General(
+    "index_fill(Tensor input, int64_t dim, Tensor index, Tensor value)",
+    grad_fn="IndexFillBackward1", forward=None, inputs=("self", "value"),
+    params=("dim", "index"), keeps=("dim",), saves=("index",),
+    derivatives={"self": lambda grad, dim, index: index_fill(grad, dim, index, 0.0),
+                 "value": lambda grad, dim, index: _index_fill_value_grad(grad, dim, index)},
+    tangent=lambda self_t, value_t, dim, index: index_fill(self_t, dim, index, value_t))
 
 
 @signature("index_fill(Tensor input, int64_t dim, Tensor index, Tensor value)",
@@ -926,22 +1070,18 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     if is_tensor(value) and value._data.ndim != 0:
         raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value._data.ndim} dimension(s).")
-    raw = idx
     idx = _check_bounds(idx, data.shape[d] if data.ndim else 1, d, wrap_negative=True,
                         error=IndexError)
     out = data.copy()
     fill = value._data if is_tensor(value) else np.asarray(value)
     with np.errstate(all="ignore"):
         out[_dim_key(data, d, idx)] = fill.astype(data.dtype)
+    # torch keeps the index as given: its gradient of ``value`` then refuses a negative
+    # index (index_select's error), and npgrad's does too
+    params = (dim, _index_tensor(index))
     if is_tensor(value):
-        res, node = record(IndexFillBackward1, (input, value), out)
-    else:
-        res, node = record(IndexFillBackward0, (input,), out)
-    if node is not None:
-        # torch keeps the index as given: its gradient of ``value`` then refuses a negative
-        # index (index_select's error), and npgrad's does too
-        node.dim, node.index = d, wrap(raw, 0)
-    return res
+        return INDEX_FILL_TENSOR.record((input, value), out, params)  # type: ignore[no-any-return]
+    return INDEX_FILL.record((input,), out, params)  # type: ignore[no-any-return]
 
 
 def index_fill_(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
@@ -950,16 +1090,50 @@ def index_fill_(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return overwrite_inplace(input, index_fill, dim, index, value)
 
 
-class MaskedSelectBackward0(_shape._TakeNode):
-    """The gradient goes back to the selected positions of the broadcast input, then is summed
-    down to the input's own shape."""
+# Note [Masked ops as entries]
+# masked_select and masked_scatter are each other's gradient, as in torch: the gradient of
+# ``masked_select`` is scattered into zeros of the broadcast shape (MaskedScatterBackward0
+# over no ``self`` edge) and summed down to the input's shape; the gradient of
+# masked_scatter's ``source`` is the selected gradient, padded with zeros for the source
+# elements the mask never reached.  Both save the mask (broadcast) as torch does.
 
-    __slots__ = ("self_sizes",)
 
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
-        placed = _shape._place(grad, self.shape, self.region, self.inverse)
-        return _shape._sum_to(placed, self.self_sizes),
+def _masked_select_backward(grad: Tensor, self: Tensor, mask: Tensor) -> Tensor:
+    shape = broadcast_shapes(mask._data.shape, self._data.shape) or (1,)
+    zeros = wrap(np.zeros(shape, dtype=grad._data.dtype), 0)
+    return _shape._sum_to(masked_scatter(zeros, mask, grad), self._data.shape)
+
+
+def _masked_scatter_source_grad(grad: Tensor, mask: Tensor, source_sym_sizes: tuple) -> Tensor:
+    taken = masked_select(grad, mask)
+    rest = int(np.prod(source_sym_sizes)) - taken._data.size
+    if rest:  # source elements past the mask's count were never read
+        taken = _shape.cat([taken, wrap(np.zeros(rest, dtype=grad._data.dtype), 0)])
+    return _shape.reshape(taken, source_sym_sizes)
+
+
+def _masked_scatter_self_grad(grad: Tensor, mask: Tensor, self_sym_sizes: tuple) -> Tensor:
+    from .pointwise import masked_fill
+
+    return _shape._sum_to(masked_fill(grad, mask, 0.0), self_sym_sizes)
+
+
+MASKED_SELECT = General(
+    "masked_select(Tensor input, Tensor mask, *, Tensor out=None)",
+    grad_fn="MaskedSelectBackward0", forward=None, params=("mask",), saves=("self", "mask"),
+    derivatives={"self": lambda grad, self, mask: _masked_select_backward(grad, self, mask)},
+    tangent=lambda self_t, mask: masked_select(self_t, mask))
+
+MASKED_SCATTER = General(
+    "masked_scatter(Tensor input, Tensor mask, Tensor source, *, Tensor out=None)",
+    grad_fn="MaskedScatterBackward0", forward=None, inputs=("self", "source"),
+    params=("mask",), keeps=("self_sym_sizes", "source_sym_sizes"), hidden=("self_sym_sizes",),
+    saves=("mask",),
+    derivatives={"self": lambda grad, mask, self_sym_sizes:
+                 _masked_scatter_self_grad(grad, mask, self_sym_sizes),
+                 "source": lambda grad, mask, source_sym_sizes:
+                 _masked_scatter_source_grad(grad, mask, source_sym_sizes)},
+    tangent=lambda self_t, source_t, mask: masked_scatter(self_t, mask, source_t))
 
 
 @signature("masked_select(Tensor input, Tensor mask, *, Tensor out=None)")
@@ -976,22 +1150,30 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     data = input._data
     shape = broadcast_shapes(m.shape, data.shape) or (1,)  # a 0-dim pair selects from one
-    key = np.nonzero(np.broadcast_to(m, shape))
-    region = Region(key, accumulate=True)
-    res = unary(MaskedSelectBackward0, input, np.broadcast_to(data, shape)[key].copy())
-    node = node_of(res)
-    if node is not None:
-        node._setup(region, shape)
-        node.self_sizes = data.shape
-    return res
+    out = np.broadcast_to(data, shape)[np.broadcast_to(m, shape)]
+    return MASKED_SELECT.record((input,), out, (mask,))  # type: ignore[no-any-return]
 
 
-class TakeBackward0(_shape._TakeNode):
-    __slots__ = ()
-    holds_saved = True  # the index
+def _take_backward(grad: Tensor, self: Tensor, index: Tensor) -> Tensor:
+    """The gradient added at the flat positions ``index`` read, into zeros of self's shape
+    (torch puts it with ``put_``; npgrad, which has no ``put``, with ``_index_put_impl``)."""
+    shape = self._data.shape
+    idx = index._data
+    n = self._data.size
+    flat = np.where(idx < 0, idx + n, idx)
+    key = np.unravel_index(flat, shape) if shape else ()
+    indices = tuple(wrap(np.asarray(k), 0) for k in key)
+    zeros = wrap(np.zeros(shape, dtype=grad._data.dtype), 0)
+    if not shape:  # a 0-dim input: every position is its one element
+        return _index_put(zeros, (), (), grad.sum(), True, entry=INDEX_PUT_IMPL)
+    return _index_put(zeros, indices, key, grad, True, entry=INDEX_PUT_IMPL)
 
 
-MaskedSelectBackward0.inverse = TakeBackward0.inverse = _shape.IndexPutImplBackward0
+TAKE = General(
+    "take(Tensor input, Tensor index, *, Tensor out=None)", grad_fn="TakeBackward0",
+    forward=None, params=("index",), saves=("self", "index"),
+    derivatives={"self": lambda grad, self, index: _take_backward(grad, self, index)},
+    tangent=lambda self_t, index: take(self_t, index))
 
 
 @signature("take(Tensor input, Tensor index, *, Tensor out=None)")
@@ -1012,10 +1194,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                          "elements.")
     flat = np.where(idx < 0, idx + n, idx)
-    key = np.unravel_index(flat, data.shape) if data.ndim else (np.zeros_like(flat),)
-    if not data.ndim:
-        input = _shape.reshape(input, (1,))
-    return _shape._take_forward(TakeBackward0, input, Region(key, accumulate=True))
+    out = data.reshape(-1)[flat]
+    return TAKE.record((input,), out, (_index_tensor(index),))  # type: ignore[no-any-return]
 
 
 @signature("take_along_dim(Tensor input, Tensor indices, int64_t? dim=None, *, Tensor out=None)")
@@ -1035,7 +1215,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: Any = None) -> Tensor:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_dtype_name(idx)}")
     if dim is None:
-        return _shape.gather(_shape.view(input, -1), 0, _shape.view(indices, -1))
+        return gather(_shape.view(input, -1), 0, _shape.view(indices, -1))
     data = input._data
     if data.ndim != idx.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
@@ -1051,39 +1231,63 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: Any = None) -> Tensor:
     idx_b = _shape.expand(indices, tuple(shape))
     if shape:
         shape[d] = data.shape[d]
-    return _shape.gather(_shape.expand(input, tuple(shape)), d, idx_b)
+    return gather(_shape.expand(input, tuple(shape)), d, idx_b)
 
 
-class UnfoldBackward0(ShapeNode):
-    __slots__ = ("self_sizes", "dim", "size", "step")
-
-    def backward(self, grad: Tensor) -> tuple:
-        return _unfold_backward(grad, self.self_sizes, self.dim, self.size, self.step),
-
-
-class UnfoldBackwardBackward0(ShapeNode):
-    __slots__ = ("dim", "size", "step")
-
-    def backward(self, grad: Tensor) -> tuple:
-        return _shape.clone(unfold(grad, self.dim, self.size, self.step)),
+# Note [unfold as a view entry]
+# ``unfold`` is a ``View`` entry (Note [A view is an entry] in _ops/registry.py): its
+# windows are a strided NumPy view of the input, and its node keeps torch's
+# ``dimension``, ``size``, ``step`` (as given) and the input's shape.  Its gradient is
+# torch's ``unfold_backward``, a ``General`` entry adding each window's gradient back at
+# the positions it covers (windows may overlap); that one's own gradient is ``unfold``
+# again, so gradients of any order follow.
 
 
-def _unfold_backward(grad: Tensor, sizes: tuple, dim: int, size: int, step: int) -> Tensor:
-    """Each window's gradient added back at the positions it covers (windows may overlap)."""
-    g = grad._data
-    out = np.zeros(sizes, dtype=g.dtype)
+def _windows(data: np.ndarray, dimension: int, size: int, step: int) -> np.ndarray:
+    d = wrap_dim(dimension, data.ndim)
+    n = data.shape[d] if data.ndim else 1
+    count = (n - size) // step + 1
+    if data.ndim:
+        shape = data.shape[:d] + (count,) + data.shape[d + 1:] + (size,)
+        strides = (data.strides[:d] + (data.strides[d] * step,) + data.strides[d + 1:]
+                   + (data.strides[d],))
+    else:
+        shape, strides = (size,), (0,)
+    return np.lib.stride_tricks.as_strided(data, shape, strides,
+                                           writeable=data.flags.writeable)
+
+
+def _windows_added(grad: np.ndarray, input_sizes: tuple, dim: int, size: int,
+                   step: int) -> np.ndarray:
+    """torch's unfold_backward on arrays: each window's gradient added where it read."""
+    out = np.zeros(input_sizes, dtype=grad.dtype)
     if out.ndim:
-        moved = np.moveaxis(out, dim, -1)  # a view: windows along the last dim
-        gm = np.moveaxis(g, dim, -2)
+        moved = np.moveaxis(out, wrap_dim(dim, out.ndim), -1)  # a view: windows along -1
+        gm = np.moveaxis(grad, wrap_dim(dim, out.ndim), -2)
         for i in range(gm.shape[-2]):
             moved[..., i * step:i * step + size] += gm[..., i, :]
     else:
-        out[()] = g.sum()
-    res = unary(UnfoldBackwardBackward0, grad, out)
-    node = node_of(res)
-    if node is not None:
-        node.dim, node.size, node.step = dim, size, step
-    return res
+        out[()] = grad.sum()
+    return out
+
+
+UNFOLD_BACKWARD = General(
+    "unfold_backward(Tensor grad_in, SymIntArrayRef input_sizes, int64_t dim, int64_t size, "
+    "int64_t step)", grad_fn="UnfoldBackwardBackward0", forward=_windows_added,
+    inputs=("grad_in",), params=("input_sizes", "dim", "size", "step"),
+    keeps=("dim", "size", "step"),
+    derivatives={"grad_in": lambda grad, dim, size, step: unfold(grad, dim, size, step)},
+    tangent=lambda grad_in_t, input_sizes, dim, size, step: UNFOLD_BACKWARD(
+        (grad_in_t,), (input_sizes, dim, size, step)))
+
+UNFOLD = View(
+    "unfold(Tensor input, int64_t dimension, int64_t size, int64_t step)",
+    grad_fn="UnfoldBackward0", forward=_windows, params=("dimension", "size", "step"),
+    keeps=("dimension", "self_sym_sizes", "size", "step"),
+    derivative=lambda grad, dimension, self_sym_sizes, size, step: UNFOLD_BACKWARD(
+        (grad,), (self_sym_sizes, dimension, size, step)))
+UnfoldBackward0 = UNFOLD.node
+UnfoldBackwardBackward0 = UNFOLD_BACKWARD.node
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -1103,18 +1307,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    count = (n - size) // step + 1
-    if data.ndim:
-        shape = data.shape[:d] + (count,) + data.shape[d + 1:] + (size,)
-        strides = (data.strides[:d] + (data.strides[d] * step,) + data.strides[d + 1:]
-                   + (data.strides[d],))
-    else:
-        shape, strides = (size,), (0,)
-    out = np.lib.stride_tricks.as_strided(data, shape, strides, writeable=data.flags.writeable)
-    res, node = view_result(UnfoldBackward0, input, out)
-    if node is not None:
-        node.self_sizes, node.dim, node.size, node.step = data.shape, d, size, step
-    return res
+    return UNFOLD(input, dimension, size, step)
 
 
 @signature("one_hot(Tensor input, int64_t num_classes=-1)")
@@ -1142,26 +1335,6 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return wrap((data[..., None] == np.arange(num_classes)).astype(np.int64), _tls.mode)
 
 
-class MaskedScatterBackward0(ShapeNode):
-    __slots__ = ("mask", "self_sizes", "source_sizes")
-
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # Note [Saved values kept outside SavedTensor]
-        from .pointwise import masked_fill
-
-        mask = wrap(self.mask, 0)
-        g_self = g_source = None
-        if self.next_functions[0][0] is not None:
-            g_self = _shape._sum_to(masked_fill(grad, mask, 0.0), self.self_sizes)
-        if self.next_functions[1][0] is not None:
-            taken = masked_select(grad, mask)
-            rest = int(np.prod(self.source_sizes)) - taken._data.size
-            if rest:  # source elements past the mask's count were never read
-                taken = _shape.cat([taken, wrap(np.zeros(rest, dtype=grad._data.dtype), 0)])
-            g_source = _shape.reshape(taken, self.source_sizes)
-        return g_self, g_source
-
-
 @signature("masked_scatter(Tensor input, Tensor mask, Tensor source, *, Tensor out=None)")
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with ``source``'s elements, in order, where ``mask`` is True.
@@ -1184,11 +1357,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     out = np.array(np.broadcast_to(data, shape))
     out[m_b] = src.reshape(-1)[:count]
-    res, node = record(MaskedScatterBackward0, (input, source), out)
-    if node is not None:
-        node.mask = np.array(m_b)
-        node.self_sizes, node.source_sizes = data.shape, src.shape
-    return res
+    saved_mask = mask if m.shape == shape else wrap(np.array(m_b), 0)
+    return MASKED_SCATTER.record((input, source), out,  # type: ignore[no-any-return]
+                                 (saved_mask,))
 
 
 def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -1217,59 +1388,127 @@ def _reduce_identity(reduce: str, dt: np.dtype) -> Any:
     return info.min if reduce == "amax" else info.max
 
 
-class ScatterReduceBackward0(ShapeNode):
-    """Gradients of torch's ``scatter_reduce_backward``: ties share amax/amin's gradient evenly,
-    prod divides out each factor (with zeros handled apart)."""
+# Note [scatter_reduce's rules]
+# torch's scatter_reduce_backward, one rule per input: ties share amax/amin's gradient
+# evenly, prod divides out each factor (with zeros handled apart), mean divides by the
+# count of values reduced into each position.  Positions that forgot ``self``
+# (``include_self=False``) pass it no gradient.  The tangent is torch's: sum and mean
+# reduce the tangents the same way, amax/amin share them among the extreme values.  torch
+# gives prod no tangent; npgrad gives the exact one (tests/test_ops_shape.py checks it).
 
-    __slots__ = ("dim", "index", "reduce", "include_self", "self_", "src", "result")
-    _saved_fields = ("self_", "src", "result")
 
-    def backward(self, grad: Tensor) -> tuple:
-        from ._core import saved
-        from .pointwise import bitwise_and, masked_fill, where
+def _as_self_rank(src: Tensor, x: Tensor) -> Tensor:
+    """A 0-dim ``src`` read as one element of every dim of ``x`` (as the forward reads it)."""
+    if src._data.ndim or not x._data.ndim:
+        return src
+    return _shape.reshape(src, (1,) * x._data.ndim)
 
-        dim, index, reduce = self.dim, self.index, self.reduce
-        x, src, result = saved(self, "self_"), saved(self, "src"), saved(self, "result")
-        gather = _shape.gather
-        src = src if src._data.ndim or not x._data.ndim else _shape.reshape(
-            src, (1,) * x._data.ndim)
-        if reduce == "sum":
-            g_self, g_src = grad, gather(grad, dim, index)
-        elif reduce == "mean":
-            count = np.full(x._data.shape, 1 if self.include_self else 0, dtype=grad._data.dtype)
-            np.add.at(count, _scatter_key(x._data, dim, index, None, "scatter_reduce")[1], 1)
-            count[count == 0] = 1
-            n = wrap(count, 0)
-            g_self = grad / n
-            g_src = gather(grad, dim, index) / gather(n, dim, index)
-        elif reduce == "prod":
-            masked_self = masked_fill(x, x == 0, 1.0)
-            masked_self_result = scatter_reduce(masked_self, dim, index, src, reduce,
-                                                include_self=self.include_self)
-            g_self = grad * masked_self_result / masked_self
-            src_zero = src == 0
-            zeros = wrap(np.zeros_like(x._data), 0)
-            src_num_zeros = gather(scatter_add(zeros, dim, index, src_zero.to(x.dtype)), dim,
-                                   index)
-            src_single_zero = bitwise_and(src_zero, src_num_zeros == 1)
-            masked_src = masked_fill(src, src_single_zero, 1.0)
-            masked_src_result = scatter_reduce(x, dim, index, masked_src, reduce,
-                                               include_self=self.include_self)
-            g_src = where(src_single_zero, gather(grad * masked_src_result, dim, index),
-                          gather(grad * result, dim, index) / masked_fill(src, src_zero, 1.0))
-        else:  # amax / amin: every position holding the extreme value shares its gradient
-            value = gather(result, dim, index)
-            self_is_result = x == result
-            src_is_result = src == value
-            n_to_distribute = scatter_add(self_is_result.to(x.dtype), dim, index,
-                                          src_is_result.to(x.dtype))
-            distributed = grad / n_to_distribute
-            g_self = self_is_result * distributed
-            g_src = src_is_result * gather(distributed, dim, index)
-        if not self.include_self:
-            g_self = scatter(g_self, dim, index, 0.0)
-        return (g_self if self.next_functions[0][0] is not None else None,
-                g_src if self.next_functions[1][0] is not None else None)
+
+def _reduce_counts(x: Tensor, dim: int, index: Tensor, include_self: bool,
+                   dtype: np.dtype) -> Tensor:
+    """How many values mean reduced into each position (1 where none)."""
+    count = np.full(x._data.shape, 1 if include_self else 0, dtype=dtype)
+    np.add.at(count, _scatter_key(x._data, dim, index, None, "scatter_reduce")[1], 1)
+    count[count == 0] = 1
+    return wrap(count, 0)
+
+
+def _extreme_shares(x: Tensor, src: Tensor, result: Tensor, dim: int, index: Tensor) -> tuple:
+    """amax/amin: where self and src hold the result, and how many share each position."""
+    self_is_result = x == result
+    src_is_result = src == gather(result, dim, index)
+    count = scatter_add(self_is_result.to(x.dtype), dim, index, src_is_result.to(x.dtype))
+    return self_is_result, src_is_result, count
+
+
+def _scatter_reduce_self_grad(grad: Tensor, self: Tensor, src: Tensor, result: Tensor,
+                              dim: int, index: Tensor, reduce: str,
+                              include_self: bool) -> Tensor:
+    from .pointwise import masked_fill
+
+    src = _as_self_rank(src, self)
+    if reduce == "sum":
+        g = grad
+    elif reduce == "mean":
+        g = grad / _reduce_counts(self, dim, index, include_self, grad._data.dtype)
+    elif reduce == "prod":
+        masked_self = masked_fill(self, self == 0, 1.0)
+        masked_self_result = scatter_reduce(masked_self, dim, index, src, reduce,
+                                            include_self=include_self)
+        g = grad * masked_self_result / masked_self
+    else:
+        self_is_result, _, count = _extreme_shares(self, src, result, dim, index)
+        g = self_is_result * (grad / count)
+    return scatter(g, dim, index, 0.0) if not include_self else g
+
+
+def _scatter_reduce_src_grad(grad: Tensor, self: Tensor, src: Tensor, result: Tensor,
+                             dim: int, index: Tensor, reduce: str,
+                             include_self: bool) -> Tensor:
+    from .pointwise import bitwise_and, masked_fill, where
+
+    src = _as_self_rank(src, self)
+    if reduce == "sum":
+        return gather(grad, dim, index)
+    if reduce == "mean":
+        counts = _reduce_counts(self, dim, index, include_self, grad._data.dtype)
+        return gather(grad, dim, index) / gather(counts, dim, index)
+    if reduce == "prod":
+        src_zero = src == 0
+        zeros = wrap(np.zeros_like(self._data), 0)
+        src_num_zeros = gather(scatter_add(zeros, dim, index, src_zero.to(self.dtype)), dim,
+                               index)
+        src_single_zero = bitwise_and(src_zero, src_num_zeros == 1)
+        masked_src = masked_fill(src, src_single_zero, 1.0)
+        masked_src_result = scatter_reduce(self, dim, index, masked_src, reduce,
+                                           include_self=include_self)
+        return where(src_single_zero, gather(grad * masked_src_result, dim, index),
+                     gather(grad * result, dim, index) / masked_fill(src, src_zero, 1.0))
+    _, src_is_result, count = _extreme_shares(self, src, result, dim, index)
+    return src_is_result * gather(grad / count, dim, index)
+
+
+def _scatter_reduce_tangent(self_t: Tensor, src_t: Tensor, self: Tensor, src: Tensor,
+                            result: Tensor, dim: int, index: Tensor, reduce: str,
+                            include_self: bool) -> Tensor | None:
+    if reduce in ("sum", "mean"):
+        return scatter_reduce(self_t, dim, index, src_t, reduce, include_self=include_self)
+    if reduce == "prod":
+        # each value reaches one output, so the rules at a gradient of ones are the partial
+        # derivatives: the tangent is their products with the tangents, summed per output
+        ones = wrap(np.ones(result._data.shape, dtype=result._data.dtype), 0)
+        d_self = _scatter_reduce_self_grad(ones, self, src, result, dim, index, reduce,
+                                           include_self)
+        d_src = _scatter_reduce_src_grad(ones, self, src, result, dim, index, reduce,
+                                         include_self)
+        src_t = _as_self_rank(src_t, self)
+        block = src_t[tuple(slice(0, n) for n in index._data.shape)] if src_t._data.ndim \
+            else src_t
+        return scatter_add(d_self * self_t, dim, index, d_src * block)
+    src, src_t = _as_self_rank(src, self), _as_self_rank(src_t, self)
+    self_is_result, src_is_result, count = _extreme_shares(self, src, result, dim, index)
+    if not include_self:  # the forgotten values of self share nothing
+        self_is_result = scatter(self_is_result.to(self.dtype), dim, index, 0.0)
+        count = scatter_add(self_is_result, dim, index, src_is_result.to(self.dtype))
+    shared = scatter_add(self_t * self_is_result, dim, index, src_t * src_is_result)
+    return shared / count
+
+
+SCATTER_REDUCE = General(
+    "scatter_reduce(Tensor input, int64_t dim, Tensor index, Tensor src, "
+    "c10::string_view reduce, *, bool include_self=True, Tensor out=None)",
+    grad_fn="ScatterReduceBackward0", forward=None, inputs=("self", "src"),
+    params=("dim", "index", "reduce", "include_self"), keeps=("dim", "reduce", "include_self"),
+    saves=("self", "index", "src", "result"),
+    derivatives={"self": lambda grad, self, src, result, dim, index, reduce, include_self:
+                 _scatter_reduce_self_grad(grad, self, src, result, dim, index, reduce,
+                                           include_self),
+                 "src": lambda grad, self, src, result, dim, index, reduce, include_self:
+                 _scatter_reduce_src_grad(grad, self, src, result, dim, index, reduce,
+                                          include_self)},
+    tangent=lambda self_t, src_t, self, src, result, dim, index, reduce, include_self:
+    _scatter_reduce_tangent(self_t, src_t, self, src, result, dim, index, reduce,
+                            include_self))
 
 
 @signature("scatter_reduce(Tensor input, int64_t dim, Tensor index, Tensor src, "
@@ -1307,12 +1546,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
             out = (out / count).astype(data.dtype)
         else:
             out = np.floor_divide(out, count).astype(data.dtype)
-    res, node = record(ScatterReduceBackward0, (input, src), out)
-    if node is not None:
-        node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
-        node.self_, node.src = save_value(input), save_value(src)
-        node.result = SavedTensor(res, True)
-    return res
+    return SCATTER_REDUCE.record((input, src), out,  # type: ignore[no-any-return]
+                                 (dim, index, reduce, include_self))
 
 
 def scatter_reduce_(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,

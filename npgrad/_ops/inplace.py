@@ -332,7 +332,8 @@ def mul_(self: Tensor, other: Any) -> Tensor:
     return apply_inplace(self, pw.mul, other)
 
 
-def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+def div_(self: Tensor, other: Any, *,
+         rounding_mode: str | None = pw.ROUNDING_MODE_NOT_GIVEN) -> Tensor:
     return apply_inplace(self, pw.div, other, rounding_mode=rounding_mode)
 
 

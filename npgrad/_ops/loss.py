@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
-from ._core import Node, SavedTensor, UnaryNode, node_of, record, saved, unary
 from ._shape_util import broadcast_shapes
-from .pointwise import masked_fill
+from .pointwise import masked_fill, scalar_div
+from .registry import General
 from .signature import batchable, checker
 from .reduction import log_softmax, sum as sum_
 from .shape import reshape, view
@@ -181,53 +181,59 @@ def _check_weight_size(input: Tensor, weight: Tensor) -> None:
         raise ValueError("Weights and input must have the same size.")
 
 
-class _PairLossNode(Node):
-    """Base of fused losses of ``(self, target)``: the backward scales one elementwise grad."""
-
-    __slots__ = ("self_", "target", "reduction")
-    _saved_fields = ("self_", "target")
-
-    def _scaled(self, grad: Tensor, elementwise: Tensor) -> Tensor:
-        """``grad * elementwise``, divided by the element count for ``reduction='mean'``."""
-        g = grad * elementwise
-        if self.reduction == "mean" and elementwise._data.size:
-            g = g * (1.0 / elementwise._data.size)
-        return g
-
-    def backward(self, grad: Tensor) -> tuple:
-        x, y = saved(self, "self_"), saved(self, "target")
-        gx = gy = None
-        if self.next_functions[0][0] is not None:
-            gx = self._scaled(grad, self.d_input(x, y))
-        if self.next_functions[1][0] is not None:
-            # torch runs the input's rule with the roles swapped, not its negation: at a zero
-            # residual the target's gradient is then +0. where -g would be -0.
-            gy = self._scaled(grad, self.d_input(y, x))
-        return gx, gy
-
-    def d_input(self, x: Tensor, y: Tensor) -> Tensor:  # pragma: no cover - overridden
-        raise NotImplementedError
+# Note [Fused losses are entries]
+# torch's fused losses (mse_loss, smooth_l1_loss, huber_loss, binary_cross_entropy(_with_logits),
+# soft_margin_loss, nll_loss) are C ops whose nodes keep ``reduction`` as the enum the Python
+# function passed (``grad_fn._saved_reduction`` is 1 for 'mean'), and their other arguments
+# under their C names.  Each one is a General entry here; the public function runs torch's
+# Python checks and the NumPy forward, then ``record``s.  A rule is ``grad * d(loss)/d(x)``,
+# divided by the element count for 'mean' (``_scaled``); the target's rule is the input's with
+# the roles swapped, not its negation, as torch writes it: at a zero residual the target's
+# gradient is then +0. where -g would be -0.  The tangent is the same derivative times the
+# tangents, reduced as the loss is (``_reduced_tangent``).  A target that is no input of the
+# node (nll's, soft_margin's) is a saved tensor parameter; an optional weight is kept as given.
+_MEAN = 1
 
 
-def _pair_loss(cls: type, input: Tensor, target: Tensor, out: np.ndarray, reduction: str,
-               **attrs: Any) -> Tensor:
-    res, node = record(cls, (input, target), np.asarray(out))
-    if node is not None:
-        node.self_ = SavedTensor(input)
-        node.target = SavedTensor(target)
-        node.reduction = reduction
-        for k, v in attrs.items():
-            setattr(node, k, v)
-    return res
+def _scaled(grad: Tensor, elementwise: Tensor, reduction: int) -> Tensor:
+    """``grad * elementwise``, divided by the element count for ``reduction`` 'mean'."""
+    g = grad * elementwise
+    if reduction == _MEAN and elementwise._data.size:
+        g = g * (1.0 / elementwise._data.size)
+    return g
+
+
+def _reduced_tangent(t: Tensor, reduction: int) -> Tensor:
+    """An elementwise tangent reduced as ``reduction`` (0 none, 1 mean, 2 sum) says."""
+    from .reduction import mean
+
+    if reduction == 0:
+        return t
+    return mean(t) if reduction == _MEAN else sum_(t)
+
+
+def _pair_signature(name: str, extra: str = "") -> str:
+    return (f"{name}(Tensor input, Tensor target, int64_t reduction=at::Reduction::Mean"
+            f"{extra})")
 
 
 # -- regression losses -------------------------------------------------------------------
 
-class MseLossBackward0(_PairLossNode):
-    __slots__ = ()
+def _mse_d(x: Tensor, y: Tensor) -> Tensor:
+    return (x - y) * 2.0
 
-    def d_input(self, x: Tensor, y: Tensor) -> Tensor:
-        return (x - y) * 2.0
+
+MSE_LOSS = General(
+    _pair_signature("mse_loss"), grad_fn="MseLossBackward0", forward=None,
+    inputs=("self", "target"), params=("reduction",), keeps=("reduction",),
+    saves=("self", "target"),
+    derivatives={"self": lambda grad, self, target, reduction:
+                 _scaled(grad, _mse_d(self, target), reduction),
+                 "target": lambda grad, self, target, reduction:
+                 _scaled(grad, _mse_d(target, self), reduction)},
+    tangent=lambda self_t, target_t, self, target, reduction:
+    _reduced_tangent(_mse_d(self, target) * (self_t - target_t), reduction))
+MseLossBackward0 = MSE_LOSS.node
 
 
 @batchable  # Note [Batched values] in npgrad.func._batched
@@ -242,11 +248,10 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
         return _weighted((x - y) ** 2, weight, reduction)
     enum = _enum(reduction)
     _MSE(x, y, enum)
-    reduction = _ENUM_NAMES[enum]
     a, b = x._data, y._data
     dt = _dtype.result_type_np((a, b))
     sq = np.square(a.astype(dt, copy=False) - b.astype(dt, copy=False))
-    return _pair_loss(MseLossBackward0, x, y, _reduce_np(sq, reduction), reduction)
+    return MSE_LOSS.record((x, y), _reduce_np(sq, _ENUM_NAMES[enum]), (enum,))
 
 
 @batchable  # Note [Batched values] in npgrad.func._batched
@@ -267,16 +272,27 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any
     return _reduce(abs_(x - y), reduction)
 
 
-class SmoothL1LossBackward0(_PairLossNode):
-    __slots__ = ("beta",)
+def _smooth_l1_d(x: Tensor, y: Tensor, beta: float) -> Tensor:
+    from .pointwise import where
 
-    def d_input(self, x: Tensor, y: Tensor) -> Tensor:
-        from .pointwise import where
-
-        d = x - y  # torch's branches: a NaN residual falls through to the quadratic part
-        return where(d < -self.beta, -1.0, where(d > self.beta, 1.0, d / self.beta))
+    d = x - y  # torch's branches: a NaN residual falls through to the quadratic part
+    return where(d < -beta, -1.0, where(d > beta, 1.0, d / beta))
 
 
+SMOOTH_L1_LOSS = General(
+    _pair_signature("smooth_l1_loss", ", double beta=1.0"), grad_fn="SmoothL1LossBackward0",
+    forward=None, inputs=("self", "target"), params=("reduction", "beta"),
+    keeps=("reduction", "beta"), saves=("self", "target"),
+    derivatives={"self": lambda grad, self, target, reduction, beta:
+                 _scaled(grad, _smooth_l1_d(self, target, beta), reduction),
+                 "target": lambda grad, self, target, reduction, beta:
+                 _scaled(grad, _smooth_l1_d(target, self, beta), reduction)},
+    tangent=lambda self_t, target_t, self, target, reduction, beta:
+    _reduced_tangent(_smooth_l1_d(self, target, beta) * (self_t - target_t), reduction))
+SmoothL1LossBackward0 = SMOOTH_L1_LOSS.node
+
+
+@batchable  # Note [Batched values] in npgrad.func._batched
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta``, linear above (grad_fn ``SmoothL1LossBackward0``)."""
@@ -287,7 +303,6 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
         return l1_loss(x, y, reduction=reduction)
     enum = _enum(reduction)
     _SMOOTH_L1(x, y, enum, beta)
-    reduction = _ENUM_NAMES[enum]
     beta = float(beta)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -295,20 +310,30 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     dt = _dtype.result_type_np((a, b))
     d = np.abs(a.astype(dt, copy=False) - b.astype(dt, copy=False))
     loss = np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).astype(d.dtype, copy=False)
-    return _pair_loss(SmoothL1LossBackward0, x, y, _reduce_np(loss, reduction), reduction,
-                      beta=beta)
+    return SMOOTH_L1_LOSS.record((x, y), _reduce_np(loss, _ENUM_NAMES[enum]), (enum, beta))
 
 
-class HuberLossBackward0(_PairLossNode):
-    __slots__ = ("delta",)
+def _huber_d(x: Tensor, y: Tensor, delta: float) -> Tensor:
+    from .pointwise import where
 
-    def d_input(self, x: Tensor, y: Tensor) -> Tensor:
-        from .pointwise import where
-
-        d = x - y  # torch's branches: a NaN residual falls through to the quadratic part
-        return where(d < -self.delta, -self.delta, where(d > self.delta, self.delta, d))
+    d = x - y  # torch's branches: a NaN residual falls through to the quadratic part
+    return where(d < -delta, -delta, where(d > delta, delta, d))
 
 
+HUBER_LOSS = General(
+    _pair_signature("huber_loss", ", double delta=1.0"), grad_fn="HuberLossBackward0",
+    forward=None, inputs=("self", "target"), params=("reduction", "delta"),
+    keeps=("reduction", "delta"), saves=("self", "target"),
+    derivatives={"self": lambda grad, self, target, reduction, delta:
+                 _scaled(grad, _huber_d(self, target, delta), reduction),
+                 "target": lambda grad, self, target, reduction, delta:
+                 _scaled(grad, _huber_d(target, self, delta), reduction)},
+    tangent=lambda self_t, target_t, self, target, reduction, delta:
+    _reduced_tangent(_huber_d(self, target, delta) * (self_t - target_t), reduction))
+HuberLossBackward0 = HUBER_LOSS.node
+
+
+@batchable  # Note [Batched values] in npgrad.func._batched
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Any = None) -> Tensor:
     """Quadratic below ``delta``, ``delta``-scaled linear above (grad_fn ``HuberLossBackward0``)."""
@@ -323,7 +348,6 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         return _reduce(weighted, reduction)
     enum = _enum(reduction)
     _HUBER(x, y, enum, delta)
-    reduction = _ENUM_NAMES[enum]
     delta = float(delta)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -335,8 +359,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     d = np.abs(a.astype(dt, copy=False) - b.astype(dt, copy=False))
     loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).astype(a.dtype,
                                                                              copy=False)
-    return _pair_loss(HuberLossBackward0, x, y, _reduce_np(loss, reduction), reduction,
-                      delta=delta)
+    return HUBER_LOSS.record((x, y), _reduce_np(loss, _ENUM_NAMES[enum]), (enum, delta))
 
 
 # -- binary cross-entropy ------------------------------------------------------------------
@@ -344,24 +367,36 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 _BCE_EPS = 1e-12
 
 
-class BinaryCrossEntropyBackward0(_PairLossNode):
-    __slots__ = ("weight",)
+def _bce_d_input(x: Tensor, y: Tensor, weight: Tensor | None) -> Tensor:
+    from .pointwise import clamp_min
 
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import clamp_min, log, log1p
-
-        x, y = saved(self, "self_"), saved(self, "target")
-        w = self.weight
-        gx = gy = None
-        if self.next_functions[0][0] is not None:
-            gx = (x - y) / clamp_min((1 - x) * x, _BCE_EPS)
-            gx = self._scaled(grad, gx if w is None else gx * w)
-        if self.next_functions[1][0] is not None:
-            gy = clamp_min(log1p(-x), -100) - clamp_min(log(x), -100)
-            gy = self._scaled(grad, gy if w is None else gy * w)
-        return gx, gy
+    d = (x - y) / clamp_min((1 - x) * x, _BCE_EPS)
+    return d if weight is None else d * weight
 
 
+def _bce_d_target(x: Tensor, weight: Tensor | None) -> Tensor:
+    from .pointwise import clamp_min, log, log1p
+
+    d = clamp_min(log1p(-x), -100) - clamp_min(log(x), -100)
+    return d if weight is None else d * weight
+
+
+BINARY_CROSS_ENTROPY = General(
+    "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, "
+    "int64_t reduction=at::Reduction::Mean)", grad_fn="BinaryCrossEntropyBackward0",
+    forward=None, inputs=("self", "target"), params=("weight", "reduction"),
+    keeps=("weight", "reduction"), saves=("self", "target"),
+    derivatives={"self": lambda grad, self, target, weight, reduction:
+                 _scaled(grad, _bce_d_input(self, target, weight), reduction),
+                 "target": lambda grad, self, weight, reduction:
+                 _scaled(grad, _bce_d_target(self, weight), reduction)},
+    tangent=lambda self_t, target_t, self, target, weight, reduction: _reduced_tangent(
+        _bce_d_input(self, target, weight) * self_t + _bce_d_target(self, weight) * target_t,
+        reduction))
+BinaryCrossEntropyBackward0 = BINARY_CROSS_ENTROPY.node
+
+
+@batchable  # Note [Batched values] in npgrad.func._batched
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -377,6 +412,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if weight is not None:
         checks.python_method(weight, "size", Tensor)
     _BCE(input, target, weight, enum)
+    if weight is not None and weight._requires_grad:
+        raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with "
+                           "respect to argument 'weight'. This input cannot have requires_grad "
+                           "True.")
     x, t = input._data, target._data
     # torch's order (Note [Checks before NumPy] in checks.py): the weight's broadcast, the
     # dtypes, the kernel's dtype, then the values
@@ -400,41 +439,53 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         log_x = np.maximum(np.log(x), -100)
         log_1mx = np.maximum(np.log1p(-x), -100)
     loss = -(t * log_x + (1 - t) * log_1mx)
-    w = None
     if weight is not None:
-        w = weight
+        # torch's Python expands the weight to the target's shape before the C op
+        weight = weight if weight._data.shape == t.shape else weight.expand(t.shape)
         loss = loss * weight._data
     loss = loss.astype(x.dtype, copy=False)
-    return _pair_loss(BinaryCrossEntropyBackward0, input, target, _reduce_np(loss, reduction),
-                      reduction, weight=w)
+    return BINARY_CROSS_ENTROPY.record((input, target), _reduce_np(loss, reduction),
+                                       (weight, enum))
 
 
-class BinaryCrossEntropyWithLogitsBackward0(_PairLossNode):
-    __slots__ = ("weight", "pos_weight")
+def _bce_logits_d_input(x: Tensor, y: Tensor, weight: Tensor | None,
+                        pos_weight: Tensor | None) -> Tensor:
+    from .pointwise import sigmoid
 
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import relu, sigmoid, exp, abs as abs_, log1p
-
-        x, y = saved(self, "self_"), saved(self, "target")
-        w, pw = self.weight, self.pos_weight
-        gx = gy = None
-        if self.next_functions[0][0] is not None:
-            if pw is None:
-                gx = sigmoid(x) - y
-            else:
-                lw = (pw - 1) * y + 1
-                gx = (1 - y) - lw * (1 - sigmoid(x))
-            gx = self._scaled(grad, gx if w is None else gx * w)
-        if self.next_functions[1][0] is not None:
-            if pw is None:
-                gy = -x
-            else:
-                softplus_neg = log1p(exp(-abs_(x))) + relu(-x)
-                gy = (pw - 1) * softplus_neg - x
-            gy = self._scaled(grad, gy if w is None else gy * w)
-        return gx, gy
+    if pos_weight is None:
+        d = sigmoid(x) - y
+    else:
+        d = (1 - y) - ((pos_weight - 1) * y + 1) * (1 - sigmoid(x))
+    return d if weight is None else d * weight
 
 
+def _bce_logits_d_target(x: Tensor, weight: Tensor | None, pos_weight: Tensor | None) -> Tensor:
+    from .pointwise import abs as abs_, exp, log1p, relu
+
+    if pos_weight is None:
+        d = -x
+    else:
+        d = (pos_weight - 1) * (log1p(exp(-abs_(x))) + relu(-x)) - x
+    return d if weight is None else d * weight
+
+
+BINARY_CROSS_ENTROPY_WITH_LOGITS = General(
+    "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, "
+    "Tensor? pos_weight=None, int64_t reduction=at::Reduction::Mean)",
+    grad_fn="BinaryCrossEntropyWithLogitsBackward0", forward=None, inputs=("self", "target"),
+    params=("weight", "pos_weight", "reduction"), keeps=("weight", "pos_weight", "reduction"),
+    saves=("self", "target"),
+    derivatives={"self": lambda grad, self, target, weight, pos_weight, reduction: _scaled(
+        grad, _bce_logits_d_input(self, target, weight, pos_weight), reduction),
+                 "target": lambda grad, self, weight, pos_weight, reduction: _scaled(
+        grad, _bce_logits_d_target(self, weight, pos_weight), reduction)},
+    tangent=lambda self_t, target_t, self, target, weight, pos_weight, reduction:
+    _reduced_tangent(_bce_logits_d_input(self, target, weight, pos_weight) * self_t
+                     + _bce_logits_d_target(self, weight, pos_weight) * target_t, reduction))
+BinaryCrossEntropyWithLogitsBackward0 = BINARY_CROSS_ENTROPY_WITH_LOGITS.node
+
+
+@batchable  # Note [Batched values] in npgrad.func._batched
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None, size_average: Any = None,
                                      reduce: Any = None, reduction: str = "mean",
@@ -471,58 +522,85 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     if weight is not None:
         loss = loss * weight._data
     loss = np.asarray(loss).astype(t.dtype, copy=False)  # torch's result has target's dtype
-    return _pair_loss(BinaryCrossEntropyWithLogitsBackward0, input, target,
-                      _reduce_np(loss, reduction), reduction, weight=weight,
-                      pos_weight=pos_weight)
+    return BINARY_CROSS_ENTROPY_WITH_LOGITS.record(
+        (input, target), _reduce_np(loss, reduction), (weight, pos_weight, enum))
 
 
 # -- negative log-likelihood and cross-entropy -------------------------------------------------
 
-class NllLossBackward0(Node):
-    """Gradient of picking ``-w[t] * input[n, t]``: a scatter of the upstream grad (linear in it)."""
-
-    __slots__ = ("target", "weight", "reduction", "ignore_index", "total_weight", "in_shape")
-    _saved_fields = ("target",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        target = saved(self, "target")._data
-        in_shape = self.in_shape
-        classes = in_shape[1] if len(in_shape) > 1 else in_shape[0]
-        dt = grad._data.dtype
-        flat_target = target.reshape(-1)
-        if self.weight is None and len(in_shape) <= 2 and _all_plain_classes(
-                flat_target, classes, self.ignore_index):  # Note [Class-index NLL without weights]
-            coeff = -np.ones(1, dtype=dt)
-            if self.reduction == "mean":
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    coeff = coeff / self.total_weight
-            one_hot = np.zeros((flat_target.size, classes), dtype=dt)
-            one_hot[np.arange(flat_target.size), flat_target] = coeff.astype(dt)
-            scatter_t = wrap(one_hot.reshape(in_shape), _tls.mode)
-            if self.reduction == "none" and len(in_shape) > 1:
-                return grad.unsqueeze(1) * scatter_t,
-            return grad * scatter_t,
-        w = self.weight if self.weight is not None else np.ones(classes, dtype=dt)
-        valid = flat_target != self.ignore_index
-        safe = np.where(valid, flat_target, 0)
-        coeff = -w[safe]
-        if self.reduction == "mean":
+def _nll_coefficients(in_shape: tuple, target: Tensor, weight: Tensor | None, reduction: int,
+                      ignore_index: int, total_weight: Tensor, dt: np.dtype) -> np.ndarray:
+    """The loss's coefficient of every input element, ``-w[t]`` (over the total weight for
+    'mean') where the element is its sample's target class, else 0: the loss is linear in
+    the input, so this scatter is its gradient and, times a tangent, its tangent."""
+    flat_target = target._data.reshape(-1)
+    classes = in_shape[1] if len(in_shape) > 1 else in_shape[0]
+    if weight is None and len(in_shape) <= 2 and _all_plain_classes(
+            flat_target, classes, ignore_index):  # Note [Class-index NLL without weights]
+        coeff = -np.ones(1, dtype=dt)
+        if reduction == _MEAN:
             with np.errstate(invalid="ignore", divide="ignore"):
-                coeff = coeff / self.total_weight
-        # ignored targets get +0 even when every target is ignored (total weight 0), as torch's
-        coeff = np.where(valid, coeff, np.zeros((), dtype=coeff.dtype))
+                coeff = coeff / total_weight._data
         one_hot = np.zeros((flat_target.size, classes), dtype=dt)
-        one_hot[np.arange(flat_target.size), safe] = coeff.astype(dt)
-        layout = _class_last_shape(in_shape)
-        scatter = np.moveaxis(one_hot.reshape(layout), -1, 1 if len(in_shape) > 1 else 0)
-        scatter_t = wrap(np.ascontiguousarray(scatter), _tls.mode)
-        if self.reduction == "none" and len(in_shape) > 1:
-            return grad.unsqueeze(1) * scatter_t,
-        return grad * scatter_t,
+        one_hot[np.arange(flat_target.size), flat_target] = coeff.astype(dt)
+        return one_hot.reshape(in_shape)
+    w = weight._data.astype(dt) if weight is not None else np.ones(classes, dtype=dt)
+    valid = flat_target != ignore_index
+    safe = np.where(valid, flat_target, 0)
+    coeff = -w[safe]
+    if reduction == _MEAN:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            coeff = coeff / total_weight._data
+    # ignored targets get +0 even when every target is ignored (total weight 0), as torch's
+    coeff = np.where(valid, coeff, np.zeros((), dtype=coeff.dtype))
+    one_hot = np.zeros((flat_target.size, classes), dtype=dt)
+    one_hot[np.arange(flat_target.size), safe] = coeff.astype(dt)
+    scatter = np.moveaxis(one_hot.reshape(_class_last_shape(in_shape)), -1,
+                          1 if len(in_shape) > 1 else 0)
+    return np.ascontiguousarray(scatter)
 
 
-class NllLoss2DBackward0(NllLossBackward0):
-    __slots__ = ()
+def _nll_backward(grad: Tensor, x: Tensor, target: Tensor, weight: Tensor | None,
+                  reduction: int, ignore_index: int, total_weight: Tensor) -> Tensor:
+    """A scatter of the upstream gradient (the loss is linear in the input)."""
+    in_shape = x._data.shape
+    scatter = wrap(_nll_coefficients(in_shape, target, weight, reduction, ignore_index,
+                                     total_weight, grad._data.dtype), _tls.mode)
+    if reduction == 0 and len(in_shape) > 1:
+        return grad.unsqueeze(1) * scatter
+    return grad * scatter
+
+
+def _nll_tangent(t: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                 ignore_index: int, total_weight: Tensor) -> Tensor:
+    in_shape = t._data.shape
+    scatter = wrap(_nll_coefficients(in_shape, target, weight, reduction, ignore_index,
+                                     total_weight, t._data.dtype), 0)
+    if reduction == 0 and len(in_shape) > 1:
+        return sum_(t * scatter, 1)
+    return reshape(sum_(t * scatter), target._data.shape if reduction == 0 else ())
+
+
+def _nll_entry(grad_fn: str) -> General:
+    """nll_loss's node: NllLossBackward0 for inputs of 1 or 2 dims, NllLoss2DBackward0 for
+    spatial ones; torch's C op returns the total weight as a second output, which it saves."""
+    return General(
+        "nll_loss_nd(Tensor input, Tensor target, Tensor? weight=None, "
+        "int64_t reduction=at::Reduction::Mean, SymInt ignore_index=-100)", grad_fn=grad_fn,
+        forward=None, params=("target", "weight", "reduction", "ignore_index"),
+        keeps=("weight", "reduction", "ignore_index"),
+        saves=("self", "target", "total_weight"), extra=("total_weight",),
+        derivatives={"self": lambda grad, self, target, weight, reduction, ignore_index,
+                     total_weight: _nll_backward(grad, self, target, weight, reduction,
+                                                 ignore_index, total_weight)},
+        tangent=lambda self_t, target, weight, reduction, ignore_index, total_weight:
+        _nll_tangent(self_t, target, weight, reduction, ignore_index, total_weight))
+
+
+NLL_LOSS = _nll_entry("NllLossBackward0")
+NLL_LOSS_2D = _nll_entry("NllLoss2DBackward0")
+NllLossBackward0 = NLL_LOSS.node
+NllLoss2DBackward0 = NLL_LOSS_2D.node
 
 
 def _class_last_shape(in_shape: tuple) -> tuple:
@@ -571,8 +649,8 @@ def _nll_shape_checks(x: np.ndarray, t: np.ndarray) -> None:
                            f"got {_shape_list(t.shape)}")
 
 
-def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
-         reduction: str) -> Tensor:
+def _nll(entry: General, input: Tensor, target: Tensor, weight: Tensor | None,
+         ignore_index: int, reduction: int) -> Tensor:
     x, t = input._data, target._data
     if x.ndim == 1:
         classes_last = x.reshape(1, -1)
@@ -583,7 +661,8 @@ def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore
     flat_t = t.reshape(-1)
     classes = classes_last.shape[1]
     if weight is None and x.ndim <= 2 and _all_plain_classes(flat_t, classes, ignore_index):
-        return _nll_unweighted(cls, input, target, classes_last, flat_t, ignore_index, reduction)
+        return _nll_unweighted(entry, input, target, classes_last, flat_t, ignore_index,
+                               reduction)
     valid = flat_t != ignore_index
     bad = valid & ((flat_t < 0) | (flat_t >= classes))
     if np.any(bad):
@@ -598,17 +677,21 @@ def _nll(cls: type, input: Tensor, target: Tensor, weight: Tensor | None, ignore
     # An ignored target contributes +0 (torch skips it), never -x * 0 (which may be -0.)
     picked = np.where(valid, -classes_last[np.arange(flat_t.size), safe] * w[safe],
                       np.zeros((), dtype=x.dtype))
-    total_weight = wt.sum()
-    res, node = record(cls, (input,), _nll_reduced(picked, total_weight, t.shape, reduction,
-                                                   x.dtype))
-    if node is not None:
-        node.target = SavedTensor(target)
-        node.weight = w if weight is not None else None
-        node.reduction = reduction
-        node.ignore_index = ignore_index
-        node.total_weight = total_weight
-        node.in_shape = x.shape
-    return res
+    total_weight = np.asarray(wt.sum())
+    return _nll_record(entry, input, target, weight, ignore_index, reduction, picked,
+                       total_weight)
+
+
+def _nll_record(entry: General, input: Tensor, target: Tensor, weight: Tensor | None,
+                ignore_index: int, reduction: int, picked: np.ndarray,
+                total_weight: np.ndarray) -> Tensor:
+    out = _nll_reduced(picked, total_weight, target._data.shape, _ENUM_NAMES[reduction],
+                       input._data.dtype)
+    if reduction == 0:  # torch's kernel leaves the total weight at 0 when it does not reduce
+        total_weight = np.zeros((), dtype=total_weight.dtype)
+    loss, _ = entry.record((input,), (out, total_weight),
+                           (target, weight, reduction, ignore_index))
+    return loss  # type: ignore[no-any-return]
 
 
 def _nll_reduced(picked: np.ndarray, total_weight: Any, shape: tuple, reduction: str,
@@ -639,21 +722,12 @@ def _all_plain_classes(flat_t: np.ndarray, classes: int, ignore_index: int) -> b
     return 0 <= lo and hi < classes and not lo <= ignore_index <= hi
 
 
-def _nll_unweighted(cls: type, input: Tensor, target: Tensor, classes_last: np.ndarray,
-                    flat_t: np.ndarray, ignore_index: int, reduction: str) -> Tensor:
-    x, t = input._data, target._data
+def _nll_unweighted(entry: General, input: Tensor, target: Tensor, classes_last: np.ndarray,
+                    flat_t: np.ndarray, ignore_index: int, reduction: int) -> Tensor:
     picked = -classes_last[np.arange(flat_t.size), flat_t]
-    total_weight = np.ones(flat_t.size, dtype=x.dtype).sum()
-    res, node = record(cls, (input,), _nll_reduced(picked, total_weight, t.shape, reduction,
-                                                   x.dtype))
-    if node is not None:
-        node.target = SavedTensor(target)
-        node.weight = None
-        node.reduction = reduction
-        node.ignore_index = ignore_index
-        node.total_weight = total_weight
-        node.in_shape = x.shape
-    return res
+    total_weight = np.asarray(np.ones(flat_t.size, dtype=input._data.dtype).sum())
+    return _nll_record(entry, input, target, None, ignore_index, reduction, picked,
+                       total_weight)
 
 
 @batchable  # Note [Batched values] in npgrad.func._batched
@@ -661,37 +735,19 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
              ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices (grad_fn ``NllLossBackward0``, or
     ``NllLoss2DBackward0`` for inputs with spatial dims)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _NLL(input, target, weight, _enum(reduction), ignore_index)
+    enum = _enum(_legacy_reduction(size_average, reduce, reduction))
+    _NLL(input, target, weight, enum, ignore_index)
     x, t = input._data, target._data
     _nll_checks(x, t)
     if x.ndim <= 2:
-        return _nll(NllLossBackward0, input, target, weight, ignore_index, reduction)
+        return _nll(NLL_LOSS, input, target, weight, ignore_index, enum)
     if x.ndim == 4:
-        return _nll(NllLoss2DBackward0, input, target, weight, ignore_index, reduction)
+        return _nll(NLL_LOSS_2D, input, target, weight, ignore_index, enum)
     n, c = x.shape[:2]
     x4 = view(input, (n, c, 1, -1)) if x.size else view(input, (n, c, 1, int(np.prod(x.shape[2:]))))
     t3 = target.reshape(n, 1, -1) if t.size else target.reshape(n, 1, int(np.prod(t.shape[1:])))
-    out = _nll(NllLoss2DBackward0, x4, t3, weight, ignore_index, reduction)
-    return view(out, t.shape) if reduction == "none" else out
-
-
-class DivBackward1(UnaryNode):
-    """Division by a Python number inside a composed loss (torch's ``div(Scalar)`` node)."""
-
-    __slots__ = ("other",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad / self.other,
-
-
-def _div_scalar(x: Tensor, other: float) -> Tensor:
-    data = x._data
-    res = unary(DivBackward1, x, np.asarray(data / other, dtype=data.dtype))
-    node = node_of(res)
-    if node is not None:
-        node.other = other
-    return res
+    out = _nll(NLL_LOSS_2D, x4, t3, weight, ignore_index, enum)
+    return view(out, t.shape) if enum == 0 else out
 
 
 @batchable  # Note [Batched values] in npgrad.func._batched
@@ -736,7 +792,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         if reduction == "sum":
             return -sum_(prod)
         count = x.size // classes if classes else 0
-        return _div_scalar(-sum_(prod), count)
+        return scalar_div(-sum_(prod), count)
 
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0:
@@ -760,6 +816,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 # -- kl_div and the margin / embedding losses (composed, as torch composes them) ---------------
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL divergence of ``target`` from ``exp(input)``: ``xlogy(t, t) - t * input`` (or
@@ -797,6 +854,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
     return reduced
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Tensor:
@@ -824,6 +882,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -845,20 +904,23 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(output_margin + output_self, reduction)
 
 
-class SoftMarginLossBackward0(Node):
-    """``log(1 + exp(-y x))``: d/dx = -y * sigmoid(-y x) (divided by n for the mean)."""
+def _soft_margin_d(x: Tensor, y: Tensor) -> Tensor:
+    """d/dx log(1 + exp(-y x)) = -y * sigmoid(-y x)."""
+    from .pointwise import sigmoid
 
-    __slots__ = ("self_", "target", "reduction")
-    _saved_fields = ("self_", "target")
+    return -y * sigmoid(-y * x)
 
-    def backward(self, grad: Tensor) -> tuple:
-        from .pointwise import sigmoid
 
-        x, y = saved(self, "self_"), saved(self, "target")
-        g = grad * (-y * sigmoid(-y * x))
-        if self.reduction == "mean" and x._data.size:
-            g = g * (1.0 / x._data.size)
-        return g, None
+# torch's node has one edge, the input's: the target is not differentiable (the op refuses a
+# target that requires grad), and the node keeps it
+SOFT_MARGIN_LOSS = General(
+    _pair_signature("soft_margin_loss"), grad_fn="SoftMarginLossBackward0", forward=None,
+    params=("target", "reduction"), keeps=("reduction",), saves=("self", "target"),
+    derivatives={"self": lambda grad, self, target, reduction:
+                 _scaled(grad, _soft_margin_d(self, target), reduction)},
+    tangent=lambda self_t, self, target, reduction:
+    _reduced_tangent(_soft_margin_d(self, target) * self_t, reduction))
+SoftMarginLossBackward0 = SOFT_MARGIN_LOSS.node
 
 
 def _soft_margin_kernel_checks(x: np.ndarray, t: np.ndarray) -> None:
@@ -876,6 +938,7 @@ def _soft_margin_kernel_checks(x: np.ndarray, t: np.ndarray) -> None:
         checks.check_castable(_dtype.float_result_np(x.dtype), x.dtype)
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, reduced; SoftMarginLossBackward0.
@@ -887,7 +950,6 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
     """
     enum = _enum_of(size_average, reduce, reduction)
     _SOFT_MARGIN(input, target, enum)
-    reduction = _ENUM_NAMES[enum]
     _soft_margin_kernel_checks(input._data, target._data)
     if target._requires_grad:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
@@ -896,11 +958,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,
     z = -(x * y)
     with np.errstate(over="ignore"):
         loss = np.logaddexp(0, z).astype(input._data.dtype, copy=False)
-    res, node = record(SoftMarginLossBackward0, (input, target), _reduce_np(loss, reduction))
-    if node is not None:
-        node.self_, node.target = SavedTensor(input), SavedTensor(target)
-        node.reduction = reduction
-    return res
+    return SOFT_MARGIN_LOSS.record((input,), _reduce_np(loss, _ENUM_NAMES[enum]), (target, enum))
 
 
 _COSINE_EPS = 1e-12

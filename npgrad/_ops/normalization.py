@@ -1,4 +1,4 @@
-"""Batch and layer normalization: forward in NumPy, one recorded node each."""
+"""Batch and layer normalization: forward in NumPy, one registry entry each."""
 from __future__ import annotations
 
 import math
@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._forward import has_tangent
 from .._mode import RECORDING, _tls
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -13,66 +14,102 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import bump_version, wrap
 from . import checks
-from ._core import Node, SavedTensor, record, saved
+from .registry import General
 
 
 # -- normalization -------------------------------------------------------------------------
 
-class _NormNode(Node):
-    """Shared backward of batch and layer norm, in npgrad ops (differentiable again).
+# Note [Normalization as entries]
+# ``native_batch_norm`` and ``native_layer_norm`` are General entries whose one rule gives
+# the three gradients (input, weight, bias: Note [One rule for several inputs] in
+# registry.py), written in npgrad ops so that it is differentiable again.  Their nodes
+# keep and save what torch's do (the input, the weight, layer norm's bias, the batch
+# statistics ``result1`` / ``result2`` -- mean and 1/std, empty in batch norm's eval mode --
+# the running statistics, ``eps``, ``training``, ``normalized_shape``); hidden, what the
+# rules read besides: the reduced dims ``axes``, the shape ``param_shape`` that views the
+# weight against the input, and in eval mode the fixed ``stats`` (mean, 1/std) in the
+# input's dtype.  In training (and in layer norm) the rule recomputes mean and variance
+# from the saved input, so that second derivatives flow through them.  The tangent of the
+# normalised input, from the tangent ``dx`` of the input, is ``invstd * (dx - mean(dx) -
+# xhat * mean(xhat * dx))`` (fixed statistics: ``invstd * dx``), then the affine part's.
 
-    ``axes`` are the reduced dims; ``param_shape`` views weight/bias against the
-    input.  In training (``stats is None``) mean and variance are recomputed from
-    the saved input so that second derivatives flow through them; in batch norm's
-    eval mode ``stats`` holds the fixed ``(mean, invstd)`` arrays.
-    """
+def _normalized(x: Tensor, axes: tuple, eps: float, stats: Any) -> tuple:
+    """``(x - mean) * invstd`` and ``invstd``, in npgrad ops (``stats``: fixed arrays)."""
+    from .pointwise import rsqrt
+    from .reduction import mean
 
-    __slots__ = ("input", "weight", "axes", "param_shape", "wshape", "eps", "stats", "moments")
-    _saved_fields = ("input", "weight")
+    if stats is None:
+        xc = x - mean(x, axes, keepdim=True)
+        invstd = rsqrt(mean(xc * xc, axes, keepdim=True) + eps)
+    else:
+        mu_np, invstd_np = stats
+        xc = x - wrap(mu_np, 0)
+        invstd = wrap(invstd_np, 0)
+    return xc * invstd, invstd
 
-    def backward(self, grad: Tensor) -> tuple:
-        from .reduction import mean, sum as sum_
-        from .pointwise import rsqrt
-        from .shape import reshape
 
-        x = saved(self, "input")
-        w = saved(self, "weight") if self.weight is not None else None
-        axes = self.axes
-        need_x, need_w, need_b = (self.next_functions[i][0] is not None for i in range(3))
-        if (self.moments is not None
-                and not (_tls.mode == RECORDING and (grad._requires_grad or x._requires_grad
-                                                     or (w is not None and w._requires_grad)))
-                and x._data.dtype.kind == "f" and grad._data.dtype == x._data.dtype
-                and grad._data.shape == x._data.shape):
-            return _layer_norm_backward_np(self, grad._data, x._data, self.moments,
-                                           None if w is None else w._data,
-                                           need_x, need_w, need_b)
-        if self.stats is None:
-            mu = mean(x, axes, keepdim=True)
-            xc = x - mu
-            invstd = rsqrt(mean(xc * xc, axes, keepdim=True) + self.eps)
+def _param_axes(param_shape: tuple) -> tuple:
+    return tuple(i for i, n in enumerate(param_shape) if n == 1)
+
+
+def _norm_backward(grad: Tensor, input: Tensor, weight: Tensor | None, axes: tuple,
+                   param_shape: tuple, wshape: tuple, eps: float, stats: Any,
+                   grad_input_mask: tuple, moments: Any = None) -> tuple:
+    """The gradients of input, weight and bias (Note [Normalization as entries])."""
+    from .reduction import mean, sum as sum_
+    from .shape import reshape
+
+    x, w = input, weight
+    need_x, need_w, need_b = grad_input_mask
+    if (moments is not None
+            and not (_tls.mode == RECORDING and (grad._requires_grad or x._requires_grad
+                                                 or (w is not None and w._requires_grad)))
+            and x._data.dtype.kind == "f" and grad._data.dtype == x._data.dtype
+            and grad._data.shape == x._data.shape):
+        return _layer_norm_backward_np(grad._data, x._data, moments,
+                                       None if w is None else w._data, axes, param_shape,
+                                       wshape, grad_input_mask)
+    xhat, invstd = _normalized(x, axes, eps, stats)
+    gx = gw = gb = None
+    param_axes = _param_axes(param_shape)
+    if need_w:
+        gw = reshape(sum_(grad * xhat, param_axes), wshape)
+    if need_b:
+        gb = reshape(sum_(grad, param_axes), wshape)
+    if need_x:
+        gxhat = grad if w is None else grad * reshape(w, param_shape)
+        if stats is None:
+            gx = (gxhat - mean(gxhat, axes, keepdim=True)
+                  - xhat * mean(gxhat * xhat, axes, keepdim=True)) * invstd
         else:
-            mu_np, invstd_np = self.stats
-            xc = x - wrap(mu_np, 0)
-            invstd = wrap(invstd_np, 0)
-        xhat = xc * invstd
-        gx = gw = gb = None
-        param_axes = self._param_axes(x._data.ndim)
-        if need_w:
-            gw = reshape(sum_(grad * xhat, param_axes), self.wshape)
-        if need_b:
-            gb = reshape(sum_(grad, param_axes), self.wshape)
-        if need_x:
-            gxhat = grad if w is None else grad * reshape(w, self.param_shape)
-            if self.stats is None:
-                gx = (gxhat - mean(gxhat, axes, keepdim=True)
-                      - xhat * mean(gxhat * xhat, axes, keepdim=True)) * invstd
-            else:
-                gx = gxhat * invstd
-        return gx, gw, gb
+            gx = gxhat * invstd
+    return gx, gw, gb
 
-    def _param_axes(self, ndim: int) -> tuple:
-        return tuple(i for i in range(ndim) if self.param_shape[i] == 1)
+
+def _norm_tangent(input_t: Tensor, weight_t: Tensor | None, bias_t: Tensor | None,
+                  input: Tensor, weight: Tensor | None, bias: Tensor | None, axes: tuple,
+                  param_shape: tuple, eps: float, stats: Any) -> Tensor | None:
+    """The output's tangent (Note [Normalization as entries])."""
+    from .reduction import mean
+    from .shape import reshape
+
+    xhat, invstd = _normalized(input, axes, eps, stats)
+    total = None
+    if has_tangent(input):
+        dx = input_t
+        if stats is None:
+            dx = dx - mean(dx, axes, keepdim=True)
+            dx = (dx - xhat * mean(xhat * dx, axes, keepdim=True)) * invstd
+        else:
+            dx = dx * invstd
+        total = dx if weight is None else dx * reshape(weight, param_shape)
+    if weight is not None and has_tangent(weight):
+        part = xhat * reshape(weight_t, param_shape)
+        total = part if total is None else total + part
+    if bias is not None and has_tangent(bias):
+        part = reshape(bias_t, param_shape)
+        total = part.expand(input._data.shape) if total is None else total + part
+    return total
 
 
 # Note [Layer norm's backward in NumPy]
@@ -80,27 +117,27 @@ class _NormNode(Node):
 # (double backward), ~20 recorded-or-not ops with their Python cost each: 14% of a
 # small GPT's training step.  When no graph of the gradient is wanted (the usual
 # ``backward()``), layer norm's gradients are computed here in NumPy instead, with
-# the same formulas in the input's dtype, from the mean and 1/std the forward kept
-# (``moments``, rounded to the input's dtype, as torch keeps them: one number per
+# the same formulas in the input's dtype, from the mean and 1/std the forward saved
+# (``result1``, ``result2``, in the input's dtype, as torch keeps them: one number per
 # normalised row).  Batch norm keeps the op form (its eval-mode statistics, its
 # reductions over the batch).
 
-def _layer_norm_backward_np(node: "_NormNode", g: np.ndarray, x: np.ndarray, moments: tuple,
-                            w: np.ndarray | None, need_x: bool, need_w: bool,
-                            need_b: bool) -> tuple:
-    axes = node.axes
+def _layer_norm_backward_np(g: np.ndarray, x: np.ndarray, moments: tuple,
+                            w: np.ndarray | None, axes: tuple, param_shape: tuple,
+                            wshape: tuple, grad_input_mask: tuple) -> tuple:
+    need_x, need_w, need_b = grad_input_mask
     mu, invstd = moments
     xhat = x - mu
     xhat *= invstd
     mode = _tls.mode
-    param_axes = node._param_axes(x.ndim)
+    param_axes = _param_axes(param_shape)
     gx = gw = gb = None
     if need_w:
-        gw = wrap(np.multiply(g, xhat).sum(axis=param_axes).reshape(node.wshape), mode)
+        gw = wrap(np.multiply(g, xhat).sum(axis=param_axes).reshape(wshape), mode)
     if need_b:
-        gb = wrap(g.sum(axis=param_axes).reshape(node.wshape), mode)
+        gb = wrap(g.sum(axis=param_axes).reshape(wshape), mode)
     if need_x:
-        gxhat = g if w is None else g * w.reshape(node.param_shape)
+        gxhat = g if w is None else g * w.reshape(param_shape)
         out = gxhat - gxhat.mean(axis=axes, keepdims=True)
         out -= xhat * np.multiply(gxhat, xhat).mean(axis=axes, keepdims=True)
         out *= invstd
@@ -108,25 +145,42 @@ def _layer_norm_backward_np(node: "_NormNode", g: np.ndarray, x: np.ndarray, mom
     return gx, gw, gb
 
 
-class NativeBatchNormBackward0(_NormNode):
-    __slots__ = ()
+# the output, ``result1`` (the batch mean) and ``result2`` (1/std) are computed by batch_norm
+NATIVE_BATCH_NORM = General(
+    "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+    "Tensor? running_var, bool training, float momentum, float eps, *, Tensor out=None)",
+    grad_fn="NativeBatchNormBackward0", forward=None, inputs=("input", "weight", "bias"),
+    params=("running_mean", "running_var", "training", "eps", "axes", "param_shape",
+            "wshape", "stats"),
+    keeps=("training", "eps", "axes", "param_shape", "wshape", "stats"),
+    hidden=("axes", "param_shape", "wshape", "stats"),
+    saves=("input", "weight", "result1", "result2", "running_mean", "running_var"),
+    extra=("result1", "result2"),
+    derivatives={("input", "weight", "bias"): lambda grad, input, weight, axes, param_shape,
+                 wshape, eps, stats, grad_input_mask: _norm_backward(
+                     grad, input, weight, axes, param_shape, wshape, eps, stats,
+                     grad_input_mask)},
+    tangent=_norm_tangent)
 
-
-class NativeLayerNormBackward0(_NormNode):
-    __slots__ = ()
-
-
-def _norm_record(cls: type, input: Tensor, weight: Any, bias: Any, out: np.ndarray, axes: tuple,
-                 param_shape: tuple, wshape: tuple, eps: float, stats: Any,
-                 moments: Any = None) -> Tensor:
-    res, node = record(cls, (input, weight, bias), out)
-    if node is not None:
-        node.moments = moments
-        node.input = SavedTensor(input)
-        node.weight = SavedTensor(weight) if weight is not None else None
-        node.axes, node.param_shape, node.eps, node.stats = axes, param_shape, eps, stats
-        node.wshape = wshape
-    return res
+# the output and ``result1`` / ``result2`` (mean and 1/std per row) are computed by
+# layer_norm; ``eps`` is kept (hidden) for the rule's recomputed statistics
+NATIVE_LAYER_NORM = General(
+    "native_layer_norm(Tensor input, SymIntArrayRef normalized_shape, Tensor? weight, "
+    "Tensor? bias, float eps)", grad_fn="NativeLayerNormBackward0", forward=None,
+    inputs=("input", "weight", "bias"), params=("normalized_shape", "eps", "axes",
+                                                "param_shape"),
+    keeps=("normalized_shape", "eps", "axes", "param_shape"),
+    hidden=("eps", "axes", "param_shape"),  # (weights have the normalized shape)
+    saves=("input", "weight", "bias", "result1", "result2"), extra=("result1", "result2"),
+    derivatives={("input", "weight", "bias"): lambda grad, input, weight, result1, result2,
+                 normalized_shape, axes, param_shape, eps, grad_input_mask: _norm_backward(
+                     grad, input, weight, axes, param_shape, normalized_shape, eps, None,
+                     grad_input_mask,
+                     (result1._data, result2._data) if input._data.dtype.char in "fd"
+                     else None)},
+    tangent=lambda input_t, weight_t, bias_t, input, weight, bias, axes, param_shape, eps:
+    _norm_tangent(input_t, weight_t, bias_t, input, weight, bias, axes, param_shape, eps,
+                  None))
 
 
 def _size(shape: tuple) -> str:
@@ -197,10 +251,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             with np.errstate(divide="ignore", invalid="ignore"):
                 unbiased = var.reshape(c) * (n / (n - 1)) if n > 1 else var.reshape(c) * np.inf
             rm, rv = running_mean._data, running_var._data
+            # torch's kernel updates them without a version bump: the node saves them (and
+            # checks their version in backward), and two training steps before one backward
+            # stay legal
             np.copyto(rm, (1 - momentum) * rm + momentum * mu.reshape(c), casting="unsafe")
             np.copyto(rv, (1 - momentum) * rv + momentum * unbiased, casting="unsafe")
-            bump_version(running_mean)
-            bump_version(running_var)
     else:
         mu = running_mean._data.astype(acc).reshape(param_shape)
         var = running_var._data.astype(acc).reshape(param_shape)
@@ -211,10 +266,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if bias is not None:
         out = out + bias._data.reshape(param_shape)
     out = np.ascontiguousarray(out, dtype=x.dtype)
-    if not training and running_mean is not None:
+    if training:  # torch's result1 / result2: the batch's mean and 1/std, none in eval mode
+        batch_stats = (mu.reshape(c).astype(x.dtype), invstd.reshape(c).astype(x.dtype))
+    else:
         stats = (mu.astype(x.dtype), invstd.astype(x.dtype))
-    return _norm_record(NativeBatchNormBackward0, input, weight, bias, out, axes, param_shape,
-                        (c,), eps, stats)
+        batch_stats = (np.zeros(0, x.dtype), np.zeros(0, x.dtype))
+    return NATIVE_BATCH_NORM.record(  # type: ignore[no-any-return]
+        (input, weight, bias), (out, *batch_stats),
+        (running_mean, running_var, bool(training), eps, axes, param_shape, (c,), stats))[0]
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
@@ -246,11 +305,11 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     if bias is not None:
         out = out + bias._data
     out = np.ascontiguousarray(out, dtype=x.dtype)
-    moments = None
-    if x.dtype.char in "fd":   # Note [Layer norm's backward in NumPy]
-        moments = (mu.astype(x.dtype), (1.0 / std).astype(x.dtype))
-    return _norm_record(NativeLayerNormBackward0, input, weight, bias, out, axes, param_shape,
-                        shape, eps, None, moments)
+    # torch's result1 / result2, the mean and 1/std of each row (Note [Layer norm's backward
+    # in NumPy] reads them)
+    moments = (mu.astype(x.dtype), (1.0 / std).astype(x.dtype))
+    return NATIVE_LAYER_NORM.record(  # type: ignore[no-any-return]
+        (input, weight, bias), (out, *moments), (shape, eps, axes, param_shape))[0]
 
 
 # -- group and instance norm: composites over layer_norm ----------------------------------

@@ -26,7 +26,7 @@ from ._core import (BinaryNode, Node, NotImplementedBackward, SavedTensor, Unary
                     node_of, record, saved, unary, zero_where)
 from ._shape_util import broadcast_shapes
 from .checks import C_NAMES, check_scalar_fits, not_implemented_for, overflow_error
-from .registry import Pointwise, PointwiseBinary, conjugate_of
+from .registry import General, Pointwise, PointwiseBinary, conjugate_of
 from .signature import signature
 
 _float_np = _dtype.float_result_np
@@ -266,12 +266,64 @@ DIV = PointwiseBinary(
 DivBackward0 = DIV.node
 
 
+# Note [Scalar nodes in backward formulas]
+# torch's derivative formulas multiply and divide by C++ numbers (``grad / numel`` in
+# mean's, ``2 / dof * grad`` in var's, ``sum / count`` in a probability-target
+# cross_entropy), which records ``mul(Tensor, Scalar)`` and ``div(Tensor, Scalar)``:
+# MulBackward1 and DivBackward1, not the MulBackward0 / DivBackward0 of ``x * 2`` written
+# in Python (whose number torch wraps as a tensor).  ``scalar_mul`` and ``scalar_div``
+# record those; bfloat16 and integral tensors keep the tensor path (Note [bfloat16
+# storage]), as the formulas that use them never see such gradients otherwise.
+
+def _scalar_mul_derivative(grad: Tensor, other: Any) -> Tensor:
+    return scalar_mul(grad, other)
+
+
+MUL_SCALAR = Pointwise(
+    "mul(Tensor input, Scalar other)", grad_fn="MulBackward1",
+    forward=lambda d, other: np.multiply(d, other), saves="", params=("other",),
+    floating=False, derivative=_scalar_mul_derivative)
+MulBackward1 = MUL_SCALAR.node
+
+
+def _scalar_div_derivative(grad: Tensor, other: Any) -> Tensor:
+    return scalar_div(grad, other)
+
+
+DIV_SCALAR = Pointwise(
+    "div(Tensor input, Scalar other)", grad_fn="DivBackward1",
+    forward=lambda d, other: np.divide(d, other), saves="", params=("other",),
+    floating=False, derivative=_scalar_div_derivative)
+DivBackward1 = DIV_SCALAR.node
+
+
+def scalar_mul(x: Tensor, other: Any) -> Tensor:
+    """``x * other`` for a Python number, recorded as torch's formulas record it
+    (MulBackward1, Note [Scalar nodes in backward formulas])."""
+    if x._data.dtype.kind not in "fc":
+        return x * other
+    return MUL_SCALAR(x, other)
+
+
+def scalar_div(x: Tensor, other: Any) -> Tensor:
+    """``x / other`` for a Python number (DivBackward1, Note [Scalar nodes in backward
+    formulas])."""
+    if x._data.dtype.kind not in "fc":
+        return x / other
+    return DIV_SCALAR(x, other)
+
+
 def zeros_like_grad(grad: Tensor) -> Tensor:
     """A zero gradient shaped like ``grad``, without history (``grad * 0`` would keep NaNs)."""
     return wrap(np.zeros_like(grad._data), _tls.mode)
 
 
-def _rounding_forward(a: Any, b: Any, mode: str) -> np.ndarray:
+def _rounding_forward(a: Any, b: Any, mode: str | None) -> np.ndarray:
+    if mode is None:  # ``rounding_mode=None`` given: true division (integers give floats)
+        out = binary_compute(np.true_divide, a, b)
+        if np.result_type(a, b).kind in "biu":
+            out = out.astype(_dtype.get_default_dtype().np_dtype)
+        return out  # type: ignore[no-any-return]
     not_implemented_for(f"div_{mode}_cpu", np.result_type(a, b), "c")  # no complex kernel
     _check_int_zero_division(b, a)
     if mode == "floor":
@@ -281,16 +333,29 @@ def _rounding_forward(a: Any, b: Any, mode: str) -> np.ndarray:
     return np.trunc(binary_compute(np.true_divide, a, b))
 
 
-# Division rounded toward zero or down is piecewise constant: torch's gradient is zero, and
-# its node still saves the operands (DivBackward2 keeps ``other``, and ``self`` when the
-# divisor needs a gradient, as DivBackward0 does).
+# torch's ``div.Tensor_mode`` overload (DivBackward2) is the one any given ``rounding_mode``
+# selects, None included.  Division rounded toward zero or down is piecewise constant:
+# torch's gradient is zero, and its node still saves the operands (``other``, and ``self``
+# when the divisor needs a gradient, as DivBackward0 does); with ``rounding_mode=None`` it
+# is true division, with DivBackward0's gradients.
+# ``div``'s rounding_mode when not passed: torch's ``div.Tensor`` overload (DivBackward0)
+ROUNDING_MODE_NOT_GIVEN: Any = object()
+
+
+def _div_rounding_self_rule(grad: Tensor, x: Tensor, y: Any, mode: str | None) -> Tensor:
+    return grad / conjugate_of(y) if mode is None else zeros_like_grad(grad)
+
+
+def _div_rounding_other_rule(grad: Tensor, x: Tensor, y: Any, mode: str | None) -> Tensor:
+    return _div_other_rule(grad, x, y) if mode is None else zeros_like_grad(grad)
+
+
 DIV_ROUNDING = PointwiseBinary(
     "div(Tensor input, Tensor other, *, c10::string_view? rounding_mode, Tensor out=None)",
     grad_fn="DivBackward2", forward=_rounding_forward, scalar_other=True,
     params=("rounding_mode",), defaults=(None,), saves=("self", "other"),
     reads=(("other",), ("self", "other")),
-    derivatives=(lambda grad, x, y, mode: zeros_like_grad(grad),
-                 lambda grad, x, y, mode: zeros_like_grad(grad)),
+    derivatives=(_div_rounding_self_rule, _div_rounding_other_rule),
     also=("div(Tensor input, Tensor other, *, Tensor out=None)",
           "div(Tensor input, Scalar other, *, c10::string_view? rounding_mode)"))
 
@@ -298,10 +363,12 @@ DIV_ROUNDING = PointwiseBinary(
 @signature("div(Tensor input, Tensor other, *, Tensor out=None)",
            "div(Tensor input, Tensor other, *, c10::string_view? rounding_mode, Tensor out=None)",
            "div(Tensor input, Scalar other, *, c10::string_view? rounding_mode)")
-def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-    """True division (int / int gives the default float dtype); grad_fn ``DivBackward0``."""
-    if rounding_mode is not None:
-        if rounding_mode not in ("floor", "trunc"):
+def div(input: Any, other: Any, *,
+        rounding_mode: str | None = ROUNDING_MODE_NOT_GIVEN) -> Tensor:
+    """True division (int / int gives the default float dtype); grad_fn ``DivBackward0``,
+    or ``DivBackward2`` when ``rounding_mode`` is given (None included, as in torch)."""
+    if rounding_mode is not ROUNDING_MODE_NOT_GIVEN:
+        if rounding_mode is not None and rounding_mode not in ("floor", "trunc"):
             raise ValueError("div expected rounding_mode to be one of None, 'trunc', or "
                              f"'floor' but found '{rounding_mode}'")
         return DIV_ROUNDING(input, other, rounding_mode)
@@ -347,7 +414,8 @@ def true_divide(input: Any, other: Any) -> Tensor:
            "divide(Tensor input, Tensor other, *, c10::string_view? rounding_mode, Tensor out=None)",
            "divide(Tensor input, Scalar other)",
            "divide(Tensor input, Scalar other, *, c10::string_view? rounding_mode)")
-def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+def divide(input: Any, other: Any, *,
+           rounding_mode: str | None = ROUNDING_MODE_NOT_GIVEN) -> Tensor:
     """torch's other name for ``div``."""
     return div.__wrapped__(input, other, rounding_mode=rounding_mode)
 
@@ -511,11 +579,22 @@ def _pow_base_derivative(grad: Tensor, r: Tensor, base: Any) -> Tensor:
 
 
 # ``scalar ** tensor``: the one tensor input is the exponent; torch keeps the base as
-# ``_saved_self``
-POW_SCALAR_BASE = Pointwise(
+# ``_saved_self`` (a number) and saves the exponent and the result.  The rule reads the
+# result alone; for a complex result it is the conjugate (Note [Complex gradients by
+# conjugation]), the tangent the derivative itself.
+def _pow_scalar_base_forward(d: np.ndarray, base: Any) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        out = _power(*binary_arrays(base, d))
+    return out if type(out) is ndarray else np.asarray(out)
+
+
+POW_SCALAR_BASE = General(
     "pow(Scalar self, Tensor exponent, *, Tensor out=None)", grad_fn="PowBackward2",
-    forward=lambda d, base: _power(*binary_arrays(base, d)), params=("self",),
-    floating=False, own_bfloat16=True, saves="result", derivative=_pow_base_derivative,
+    forward=_pow_scalar_base_forward, inputs=("exponent",), params=("self",),
+    keeps=("self",), saves=("exponent", "result"), scalars=("self",),
+    derivatives={"exponent": lambda grad, result, self:
+                 _pow_base_derivative(grad, conjugate_of(result), self)},
+    tangent=lambda exponent_t, result, self: _pow_base_derivative(exponent_t, result, self),
     also=("pow(Tensor input, Tensor exponent, *, Tensor out=None)",
           "pow(Tensor input, Scalar exponent, *, Tensor out=None)"))
 
@@ -533,7 +612,7 @@ def pow(input: Any, exponent: Any) -> Tensor:
     if not is_tensor(exponent):
         return POW_SCALAR(input, exponent)
     if not is_tensor(input):
-        return POW_SCALAR_BASE(exponent, input)
+        return POW_SCALAR_BASE((exponent,), (input,))  # type: ignore[no-any-return]
     return POW(input, exponent)
 
 

@@ -43,9 +43,9 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
-from ._core import UnaryNode, is_tensor, node_of, saved, unary
+from ._core import UnaryNode, is_tensor, saved
 from ._shape_util import NO_DIM, wrap_dim, wrap_dims
-from .pointwise import zeros_like_grad
+from .pointwise import scalar_div, scalar_mul, zeros_like_grad
 from .registry import General, refuse_complex
 from .pointwise import (abs, exp, masked_fill, maximum, minimum, pow, sign,  # noqa: A004
                         where)
@@ -227,37 +227,6 @@ def _reduction_tangent(t: Tensor, rule_of_ones: Any, axes: tuple, keepdim: bool)
     return _same_sum(t * rule_of_ones, axes, keepdim)
 
 
-# Note [Scalar nodes in backward formulas]
-# torch's derivative formulas multiply and divide by C++ numbers (``grad / numel`` in
-# mean's, ``2 / dof * grad`` in var's), which records ``mul(Tensor, Scalar)`` and
-# ``div(Tensor, Scalar)``: MulBackward1 and DivBackward1, not the MulBackward0 / DivBackward0
-# of ``x * 2`` written in Python.  A double-backward graph shows those names, so the
-# reductions' backward rules build them here.  (bfloat16 keeps the tensor path: its
-# arithmetic is torch's float rounding, Note [bfloat16 storage].)
-
-class MulBackward1(UnaryNode):
-    """``grad * number`` inside a backward formula (torch's ``mul(Tensor, Scalar)``)."""
-
-    __slots__ = ("other",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return _scalar_op(MulBackward1, grad, self.other),
-
-
-def _scalar_op(cls: Any, x: Tensor, other: Any) -> Tensor:
-    """``x * other`` (MulBackward1) or ``x / other`` (DivBackward1) for a Python number."""
-    data = x._data
-    if data.dtype.kind not in "fc":
-        return x * other if cls is MulBackward1 else x / other
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = np.multiply(data, other) if cls is MulBackward1 else np.divide(data, other)
-    res = unary(cls, x, np.asarray(out, dtype=data.dtype))
-    node = node_of(res)
-    if node is not None:
-        node.other = other
-    return res
-
-
 # -- sum / mean / nansum / prod -----------------------------------------------------------
 
 def _sum_dtype(d: np.dtype) -> np.dtype:
@@ -337,12 +306,9 @@ def _mean_backward(grad: Tensor, sizes: tuple, axes: tuple | None) -> Tensor:
     """``grad`` expanded back, then divided by the count (DivBackward1 over
     ExpandBackward0, as torch records it); ``axes`` None: the mean of every element,
     whose 0-dim gradient torch expands straight back."""
-    from .loss import DivBackward1  # its one class lives with the losses, above this module
-
     if axes is None:
-        return _scalar_op(DivBackward1, _expand(grad, sizes), _count(sizes, tuple(range(len(
-            sizes)))))
-    return _scalar_op(DivBackward1, _grad_to_input(grad, sizes, axes), _count(sizes, axes))
+        return scalar_div(_expand(grad, sizes), _count(sizes, tuple(range(len(sizes)))))
+    return scalar_div(_grad_to_input(grad, sizes, axes), _count(sizes, axes))
 
 
 def _mean_array(data: np.ndarray, axes: tuple, shape: tuple) -> np.ndarray:
@@ -830,8 +796,12 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
 def _var_args(op: str, data: np.ndarray, dim: Any, unbiased: Any,
               correction: Any) -> tuple:
     """``(axes, correction, kept)``: the axes reduced, the correction used, and what
-    torch keeps as ``_saved_correction`` (None when neither a dim, ``unbiased`` nor a
-    correction was given: torch's default, which is 1)."""
+    torch keeps as ``_saved_correction``: None when neither a dim (None included: ``var(None)``
+    keeps 1, as torch's overload with ``dim`` does), ``unbiased`` nor a correction was given,
+    torch's default, which is 1."""
+    dim_given = dim is not NO_DIM
+    if not dim_given:
+        dim = None
     if isinstance(dim, bool):  # var(True): the lone positional is `unbiased`
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -840,7 +810,7 @@ def _var_args(op: str, data: np.ndarray, dim: Any, unbiased: Any,
     if data.dtype.kind not in "fc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
-        kept = None if unbiased is None and dim is None else int(unbiased is None or unbiased)
+        kept = None if unbiased is None and not dim_given else int(unbiased is None or unbiased)
         correction = 1 if unbiased is None or unbiased else 0
     else:
         if is_tensor(correction):
@@ -882,10 +852,10 @@ def _var_grad(g: Tensor, x: Tensor, axes: tuple, correction: Any, full: bool) ->
     with np.errstate(divide="ignore"):
         factor = float(np.float64(2.0) / np.float64(dof))
     if full:
-        return _scalar_op(MulBackward1, g, factor) * (x - mean(x))
+        return scalar_mul(g, factor) * (x - mean(x))
     if len(sizes) > 1:
         g = _restore(g, _keep_shape(sizes, axes))
-    return _scalar_op(MulBackward1, g, factor) * (x - mean(x, axes, True))
+    return scalar_mul(g, factor) * (x - mean(x, axes, True))
 
 
 def _var_backward(g: Tensor, x: Tensor, dim: Any, correction: Any) -> Tensor:
@@ -897,7 +867,7 @@ def _var_backward(g: Tensor, x: Tensor, dim: Any, correction: Any) -> Tensor:
 
 def _std_backward(grad: Tensor, x: Tensor, result: Tensor, dim: Any, correction: Any) -> Tensor:
     """torch: ``(grad / (result * 2)).masked_fill_(result == 0, 0)``, then var's rule."""
-    g = masked_fill(grad / _scalar_op(MulBackward1, result, 2), result == 0, 0)
+    g = masked_fill(grad / scalar_mul(result, 2), result == 0, 0)
     return _var_backward(g, x, dim, correction)
 
 
@@ -935,8 +905,8 @@ def _var_dims(dim: Any) -> Any:
            "var(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
            "bool keepdim=False, Tensor out=None)",
            "var(Tensor input, bool unbiased=True)")
-def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-        correction: Any = None) -> Tensor:
+def var(input: Tensor, dim: Any = NO_DIM, unbiased: Any = None, keepdim: bool = False,
+        *, correction: Any = None) -> Tensor:
     """Variance (Bessel-corrected unless ``unbiased=False`` or ``correction=0``); VarBackward0.
 
     >>> import npgrad
@@ -954,8 +924,8 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
            "std(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
            "bool keepdim=False, Tensor out=None)",
            "std(Tensor input, bool unbiased=True)")
-def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-        correction: Any = None) -> Tensor:
+def std(input: Tensor, dim: Any = NO_DIM, unbiased: Any = None, keepdim: bool = False,
+        *, correction: Any = None) -> Tensor:
     """Standard deviation: the square root of :func:`var`; StdBackward0."""
     data = input._data
     axes, corr, kept = _var_args("std", data, dim, unbiased, correction)
@@ -1406,17 +1376,17 @@ def _cummax_backward(grad: Tensor, indices: Tensor, dim: int) -> Tensor:
     d = _scan_dim(dim, grad._data.ndim)
     if d is None:
         return grad
-    from .sorting import _put_back
+    from .indexing import scatter_add
 
-    idx = indices._data
-    return _put_back(grad, idx, d, idx.shape)
+    zeros = wrap(np.zeros(indices._data.shape, dtype=grad._data.dtype), 0)
+    return scatter_add(zeros, d, indices, grad)
 
 
 def _cummax_tangent(t: Tensor, indices: Tensor, d: int | None) -> Tensor:
     """The tangent at each output's index."""
     if d is None:
         return t
-    from .shape import gather
+    from .indexing import gather
 
     return gather(t, d, indices)
 
@@ -1839,11 +1809,32 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     >>> npgrad.nn.functional.cosine_similarity(npgrad.tensor([[1., 0.]]), npgrad.tensor([[1., 1.]]))
     tensor([0.7071])
     """
-    from .pointwise import clamp_min
+    from ..autograd.grad_mode import no_grad
+    from .arrange import broadcast_tensors
+    from .shape import clone
 
-    n1 = clamp_min(vector_norm(x1, 2, dim, True), eps)
-    n2 = clamp_min(vector_norm(x2, 2, dim, True), eps)
+    common = _dtype.result_type_np((x1._data, x2._data))
+    if common.kind != "f":
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{_dtype.from_np(common).scalar_name}")
+    if not eps >= 0:
+        raise RuntimeError(f"eps must be non-negative, got: {_cpp_double(eps)}")
+    # As torch: integer (and bool) inputs take the common dtype, then both broadcast before
+    # the norms; the norms are clamped in place without recording, so a gradient reaches a
+    # norm below eps as if it were not clamped.
+    x1, x2 = (x.to(_dtype.from_np(common)) if x._data.dtype.kind in "iub" else x
+              for x in (x1, x2))
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1, n2 = clone(vector_norm(x1, 2, dim, True)), clone(vector_norm(x2, 2, dim, True))
+    with no_grad():
+        n1.clamp_(min=eps)
+        n2.clamp_(min=eps)
     return sum((x1 / n1) * (x2 / n2), dim)
+
+
+def _cpp_double(value: float) -> str:
+    """A double as torch's C++ message prints it (-1, 0.5, 1e-08)."""
+    return f"{value:g}"
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
@@ -1876,36 +1867,6 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 
 
 # -- var_mean / std_mean / aminmax: one node, two outputs -------------------------------------
-
-def _record_outputs(cls: Any, input: Tensor, outs: list) -> tuple:
-    """Record ONE node of ``cls`` over ``input`` with several outputs (``output_nr`` 0, 1...).
-
-    The multi-output form of Note [The per-op path]: the node is built when recording
-    or when ``input`` carries a tangent (the forward rule then fills every output's).
-    """
-    from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, has_tangent, tangent_of
-    from .._mode import INFERENCE
-    from .._tensor_base import wrap_result
-    from ..autograd.graph import edge_of
-
-    mode = _tls.mode
-    recorded = mode == RECORDING and input._requires_grad
-    tangent = None
-    if FW.active and not mode & INFERENCE and outs[0].dtype.kind == "f" and has_tangent(input):
-        tangent = tangent_of(input)
-        if tangent._data.dtype != input._data.dtype:
-            tangent = tangent.to(input.dtype)
-        flush()
-    if not recorded and tangent is None:
-        return [wrap(o, mode) for o in outs], None
-    node = cls.__new__(cls)
-    edge = edge_of(input) if recorded else (FORWARD_EDGE, 0)
-    node._init_node((edge,), tuple((o.shape, o.dtype) for o in outs))
-    res = [wrap_result(o, node, i) if recorded else wrap(o, mode) for i, o in enumerate(outs)]
-    if tangent is not None:
-        PendingJvp(node, [tangent], res, mode, recorded)
-    return res, node
-
 
 def _var_mean_backward(grads: tuple, x: Tensor, dim: Any, correction: Any,
                        std: Tensor | None = None) -> Any:
@@ -1982,8 +1943,8 @@ def _var_mean(op: str, entry: General, input: Tensor, dim: Any, unbiased: Any, k
            "var_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
            "bool keepdim=False)",
            "var_mean(Tensor input, bool unbiased=True)")
-def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-             correction: Any = None) -> tuple:
+def var_mean(input: Tensor, dim: Any = NO_DIM, unbiased: Any = None, keepdim: bool = False,
+             *, correction: Any = None) -> tuple:
     """``(var(input, dim), mean(input, dim))`` from one node, VarMeanBackward0.
 
     >>> import npgrad
@@ -1997,8 +1958,8 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
            "std_mean(Tensor input, IntArrayRef[1]? dim=None, *, Scalar? correction=None, "
            "bool keepdim=False)",
            "std_mean(Tensor input, bool unbiased=True)")
-def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-             correction: Any = None) -> tuple:
+def std_mean(input: Tensor, dim: Any = NO_DIM, unbiased: Any = None, keepdim: bool = False,
+             *, correction: Any = None) -> tuple:
     """``(std(input, dim), mean(input, dim))`` from one node, StdMeanBackward0.
 
     >>> import npgrad

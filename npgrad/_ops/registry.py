@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import copy
+import operator
 
 import numpy as np
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import make_tensor, wrap, wrap_result
-from ..autograd.graph import edge_of
+from ..autograd.graph import SECOND_BACKWARD_MSG, edge_of
 from .._tensor_base import INFERENCE_COUNTER, TensorExtra, version_counter
 from ..autograd.forward_rules import elementwise_jvp
 from ._shape_util import broadcast_shapes
@@ -250,7 +251,7 @@ class Pointwise:
         mode = _tls.mode
         if mode == RECORDING and input._requires_grad:
             node: Any = _new(self.node)
-            node._init_node((edge_of(input),), ((out.shape, out.dtype),))
+            node._init_unary(input, out)
             if self.keeps:
                 keeps = self.keeps
                 for name, value in zip(self.params, params):
@@ -341,10 +342,9 @@ def _save_method(entry: PointwiseBinary, saves: tuple, reads: tuple | None,
         if len(readers) == 2:
             lines.append(f"    self.{field} = {values[name]}")
         else:
-            need = " or ".join(f"edges[{i}][0] is not None" for i in readers) or "False"
+            # the edges' slots (Note [Edges in the node] in autograd/graph.py)
+            need = " or ".join(f"self._fn{i} is not None" for i in readers) or "False"
             lines.append(f"    self.{field} = {values[name]} if {need} else None")
-    if any(line.count("edges[") for line in lines):
-        lines.insert(0, "    edges = self.next_functions")
     # kept parameters start at their defaults: the fast path records calls made with them
     namespace: dict = {"SavedTensor": SavedTensor, "save_value": save_value, "Tensor": Tensor}
     for i, (name, default) in enumerate(zip(entry.params, defaults)):
@@ -370,7 +370,7 @@ class PointwiseBinaryEntryNode(Node):
         args = [saved(self, field) for field in entry.fields]
         if entry.keeps:
             args += [getattr(self, name) for name in entry.keeps]
-        (first, _), (second, _) = self.next_functions
+        first, second = self._fn0, self._fn1  # Note [Edges in the node] in autograd/graph.py
         rule_a, rule_b = entry.derivatives
         return (rule_a(grad, *args) if first is not None else None,
                 rule_b(grad, *args) if second is not None else None)
@@ -505,9 +505,7 @@ class PointwiseBinary:
         if mode == RECORDING and ((input_tensor and input._requires_grad)
                                   or (other_tensor and other._requires_grad)):
             node: Any = _new(self.node)
-            node._init_node((edge_of(input) if input_tensor else (None, 0),
-                             edge_of(other) if other_tensor else (None, 0)),
-                            ((out.shape, out.dtype),))
+            node._init_binary(input, other, out)
             res = wrap_result(out, node)
             if tangents:  # before saving, as in Pointwise.__call__
                 self._give_tangent(input, other, res, mode, params)
@@ -585,10 +583,16 @@ class PointwiseBinary:
 #   - ``params``: the non-tensor arguments the forward takes after them, in order;
 #   - ``keeps``: what the node keeps besides tensors, by torch's names, so that they are
 #     its ``_saved_<name>`` attributes: parameters (``dim``, ``keepdim``), or an input's
-#     ``<input>_sym_sizes`` / ``<input>_sym_numel``, read from its array;
+#     ``<input>_sym_sizes`` / ``<input>_sym_numel``, read from its array, or
+#     ``<input>_sym_strides`` (in elements; ``()`` when that input needs no gradient, as
+#     torch keeps them); ``hidden``: those of them torch keeps with no ``_saved_`` getter
+#     (Note [Kept values read as torch's]);
 #   - ``saves``: the tensors it saves: inputs by name, ``result`` (``result0``,
 #     ``result1`` ... with several outputs, or torch's names for them given as
 #     ``results``: aminmax's ``min`` and ``max``), or an extra output (``indices``);
+#     as torch's generated nodes, a tensor is saved only when an input whose rule reads
+#     it needs a gradient (``mm`` of a leaf by a constant keeps ``mat2`` and not
+#     ``self``, whose ``_saved_self`` is None);
 #   - ``derivatives``: one rule per differentiable input, a function whose *parameter
 #     names* say what it reads, as a derivatives.yaml formula names ``grad``, ``self``,
 #     ``result`` and ``dim``: ``grad`` (``grads`` for an op of several outputs: one
@@ -618,6 +622,96 @@ def _as_torch_reads(value: Any) -> Any:
     return value
 
 
+# Note [Kept values read as torch's]
+# Every value a General node keeps is shown as ``grad_fn._saved_<name>`` the way torch's
+# getter shows it (``_as_torch_reads``: a negative int64 reads unsigned, a list as a
+# tuple), whatever its name: ``dim``, ``dims``, ``shifts``, ``diagonal``, ``offset`` ...
+# A kept torch ``Scalar`` (``scalars``: addmm's ``alpha``, ``beta``) reads as it was given,
+# a negative one included, as torch's Scalar getter shows it.
+# A value torch's node keeps without a getter (``cat``'s sizes of each input, which torch
+# saves as ``tensors_args_sizes_symint`` and shows under no name) is ``hidden``: kept
+# for the rule, with no ``_saved_`` attribute, so ``dir(grad_fn)`` lists what torch's does.
+#
+# Note [Optional tensor inputs]
+# A ``Tensor?`` argument of torch's signature (layer norm's ``weight`` and ``bias``) is an
+# input of the entry that may be None: its edge is empty, it is saved as None (as torch's
+# ``_saved_bias`` reads None), its rule is not run, and a tangent rule reads None for its
+# tangent.
+#
+# Note [A TensorList input]
+# ``cat``, ``stack`` and ``block_diag`` take torch's ``TensorList tensors``: any number of
+# tensors, one edge each.  Their entry says ``tensor_list=True`` with the one input
+# ``tensors``: ``record`` takes the tuple of tensors, the rule for ``tensors`` returns one
+# gradient (or None) per tensor, as derivatives.yaml's ``cat_tensors_backward`` does, and
+# the tangent rule reads ``tensors_t``, the list of their tangents (zeros where one has
+# none).  What the rule needs of each tensor (its size along ``dim``) is a kept parameter,
+# computed by the op's function.
+#
+# Note [The lean record path]
+# Most copy and shape ops (clone, flip, repeat, ``to``, tril ...) have one input and one
+# output, and are on hot paths (``contiguous``, ``reshape`` of a non-contiguous tensor,
+# dtype casts).  For such an entry (``lean``) ``record`` takes the steps of
+# ``_core.unary`` in one frame when no tangent can be involved: no tuple of outputs, no
+# list of results, no ``any`` over the inputs, only the entry's keep and save plans.
+# Anything else -- several inputs or outputs, a dual level -- takes the general path,
+# except that any one-output op run while nothing is recorded (no_grad, inference mode)
+# outside a dual level is wrapped at once, as ``_core.record`` does.
+
+
+_KEPT_KINDS = {"sizes": 1, "numel": 2, "strides": 3}  # what ``keep_plan`` reads of an input
+
+
+def _elem_strides(data: np.ndarray) -> tuple:
+    """An array's strides in elements, as torch's ``sym_strides()``."""
+    size = data.itemsize
+    return tuple(s // size for s in data.strides)
+
+
+def _kept_getter(name: str, slot: str) -> property:
+    """``grad_fn._saved_<name>`` of a kept value (Note [Kept values read as torch's])."""
+    def get(node: Any) -> Any:
+        return _as_torch_reads(getattr(node, slot))
+
+    get.__name__ = "_saved_" + name
+    return property(get)
+
+
+# Note [A saved list of tensors]
+# A tensor parameter an entry saves is one tensor (gather's ``index``) or torch's
+# ``Tensor?[]`` (advanced indexing's ``indices``: a tensor or None per indexed dim).  The
+# list is saved as ``SavedTensorList``, one SavedTensor per tensor: it unpacks (each one
+# version-checked) to the tuple torch's ``_saved_indices`` shows, and is freed with the
+# graph like any saved tensor, so a second backward raises torch's error.
+
+class SavedTensorList(SavedTensor):
+    """A saved ``Tensor?[]`` (Note [A saved list of tensors])."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, tensors: tuple) -> None:
+        self._released = False
+        self._unpack_hook = None
+        self._is_output = False
+        self._items = tuple(None if t is None else SavedTensor(t) for t in tensors)
+
+    def release(self) -> None:
+        self._released = True
+        self._items = ()
+
+    def unpack(self, node: Node) -> Any:
+        if self._released:
+            raise RuntimeError(SECOND_BACKWARD_MSG)
+        return tuple(None if item is None else item.unpack(node) for item in self._items)
+
+
+def save_parameter(value: Any) -> SavedTensor | None:
+    """What an entry saves of a tensor parameter (Note [A saved list of tensors]); an
+    optional one not given is None."""
+    if value is None:
+        return None
+    return SavedTensorList(value) if type(value) is tuple else SavedTensor(value)
+
+
 def _rule_names(rule: Callable) -> tuple:
     import inspect  # only when an entry is built
 
@@ -641,6 +735,12 @@ class GeneralEntryNode(Node):
         values["grads" if entry.outputs > 1 else "grad"] = grads if entry.outputs > 1 \
             else grads[0]
         edges = self.next_functions
+        if entry.tensor_list or entry.joint:  # one rule, one gradient per tensor or input
+            # (Note [A TensorList input], Note [One rule for several inputs])
+            rule, names = entry.rules[0]
+            values["grad_input_mask"] = tuple(edge is not None for edge, _ in edges)
+            found = rule(*[values[n] for n in names])  # type: ignore[misc]  # (given)
+            return tuple(None if edge is None else g for (edge, _), g in zip(edges, found))
         return tuple(None if rule is None or edges[i][0] is None
                      else rule(*[values[n] for n in names])
                      for i, (rule, names) in enumerate(entry.rules))
@@ -673,12 +773,13 @@ class General:
 
     __slots__ = ("name", "signature", "node", "forward", "inputs", "params", "keeps", "saves",
                  "slots", "rules", "tangent", "tangent_names", "outputs", "results", "extra",
-                 "also", "keep_plan", "save_plan")
+                 "also", "keep_plan", "save_plan", "lean", "tensor_list", "joint")
 
     def __init__(self, signature: str, *, grad_fn: str, forward: Callable | None,
                  derivatives: dict, tangent: Callable | None, inputs: tuple = ("self",),
                  params: tuple = (), keeps: tuple = (), saves: tuple = (), outputs: int = 1,
-                 results: tuple = (), extra: tuple = (), also: tuple = ()) -> None:
+                 results: tuple = (), extra: tuple = (), also: tuple = (),
+                 hidden: tuple = (), tensor_list: bool = False, scalars: tuple = ()) -> None:
         self.name = signature.split("(", 1)[0]
         self.signature = signature
         self.forward = forward
@@ -693,31 +794,64 @@ class General:
             results = (("result",) if outputs == 1
                        else tuple(f"result{i}" for i in range(outputs)))
         self.results = tuple(results)
-        derived = {f"{x}_sym_{what}" for x in self.inputs for what in ("sizes", "numel")}
+        derived = {f"{x}_sym_{what}" for x in self.inputs
+                   for what in ("sizes", "numel", "strides")}
         for name in self.keeps:
             if name not in self.params and name not in derived:
                 raise ValueError(f"{grad_fn}: kept {name!r} is neither a parameter nor an "
-                                 "input's sym_sizes / sym_numel")
+                                 "input's sym_sizes / sym_numel / sym_strides")
         for name in self.saves:
-            if name not in self.inputs and name not in results and name not in self.extra:
-                raise ValueError(f"{grad_fn}: saved {name!r} is not an input or an output")
+            if name not in self.inputs and name not in results and name not in self.extra \
+                    and name not in self.params:
+                raise ValueError(f"{grad_fn}: saved {name!r} is not an input, an output or a "
+                                 "tensor parameter")
+        # Note [One rule for several inputs]
+        # derivatives.yaml gives some ops one formula for several inputs (``input, weight,
+        # bias: convolution_backward(..., grad_input_mask)``): one backward op computing
+        # every gradient, recorded as one node.  Such an entry's ``derivatives`` has one key,
+        # the tuple of all its inputs; the rule returns one gradient (or None) per input and
+        # may read ``grad_input_mask``, which inputs need one.
+        joint = [k for k in derivatives if type(k) is tuple]
+        self.joint = bool(joint)
+        if joint:
+            if len(derivatives) != 1 or tuple(joint[0]) != self.inputs:
+                raise ValueError(f"{grad_fn}: a rule for several inputs is for all of them")
+            derivatives = {self.inputs[0]: derivatives[joint[0]]}
         unknown = set(derivatives) - set(self.inputs)
         if unknown:
             raise ValueError(f"{grad_fn}: derivatives for unknown inputs {sorted(unknown)}")
+        # Note [A TensorList input]
+        self.tensor_list = tensor_list
+        if tensor_list and (len(self.inputs) != 1 or set(self.saves) & set(self.inputs)
+                            or any("_sym_" in k for k in self.keeps)):
+            raise ValueError(f"{grad_fn}: a TensorList entry has one input, neither saved nor "
+                             "measured by sym_sizes")
         self.slots = {name: ("self_" if name == "self" else name)
                       for name in (*self.keeps, *self.saves)}
         # what ``record`` does per kept value and per saved tensor, worked out once:
-        # (slot, 0, parameter index) or (slot, 1 | 2, input index) for sizes | numel;
-        # (slot, is an output, index among the inputs | the outputs)
+        # (slot, 0, parameter index) or (slot, 1 | 2 | 3, input index) for sizes | numel |
+        # strides; (slot, 0 | 1 | 2, index among the inputs | the outputs | the
+        # parameters, readers): a parameter saved is a tensor argument without an edge
+        # (gather's ``index``), saved and version-checked as torch saves it; ``readers``:
+        # the inputs whose rules read the tensor, one of which must need a gradient for it
+        # to be saved (None: saved always)
         self.keep_plan = tuple(
             (self.slots[k], 0, self.params.index(k)) if k in self.params else
-            (self.slots[k], 1 if k.endswith("_sizes") else 2,
+            (self.slots[k], _KEPT_KINDS[k.rsplit("_sym_", 1)[1]],
              self.inputs.index(k.rsplit("_sym_", 1)[0])) for k in self.keeps)
         outs = (*self.results, *self.extra)
+        readers = {k: tuple(i for i, rule in enumerate(derivatives.get(x) for x in self.inputs)
+                            if rule is not None and k in _rule_names(rule))
+                   for k in self.saves}
         self.save_plan = tuple(
-            (self.slots[k], False, self.inputs.index(k)) if k in self.inputs else
-            (self.slots[k], True, outs.index(k)) for k in self.saves)
+            ((self.slots[k], 0, self.inputs.index(k)) if k in self.inputs else
+             (self.slots[k], 2, self.params.index(k)) if k in self.params else
+             (self.slots[k], 1, outs.index(k)))
+            + (None if len(self.inputs) == 1 or tensor_list or self.joint or len(readers[k]) in (
+                0, len(self.inputs)) else readers[k],) for k in self.saves)
         known = {"grads" if outputs > 1 else "grad", *self.slots}
+        if self.joint:
+            known.add("grad_input_mask")
         self.rules = []
         for x in self.inputs:
             rule = derivatives.get(x)
@@ -734,29 +868,64 @@ class General:
         missing = [n for n in self.tangent_names if n not in tangent_known]
         if missing:
             raise ValueError(f"{grad_fn}: the tangent rule reads unknown {missing}")
+        unknown = set(hidden) - set(self.keeps)
+        if unknown:
+            raise ValueError(f"{grad_fn}: hidden {sorted(unknown)} are not kept values")
         namespace: dict = {
             "__slots__": tuple(self.slots.values()),
             "_saved_fields": tuple(self.slots[n] for n in self.saves), "entry": self,
             "__module__": __name__, "__qualname__": grad_fn,
             "__doc__": f"The grad_fn of ``{self.name}``, built from its entry."}
-        if "dim" in self.keeps:
-            namespace["_saved_dim"] = property(lambda node: _as_torch_reads(node.dim))
+        for name in self.keeps:  # Note [Kept values read as torch's]
+            if name in scalars:  # a torch Scalar (addmm's ``alpha``) reads as it was given
+                namespace["_saved_" + name] = property(operator.attrgetter(self.slots[name]))
+            elif name not in hidden:
+                namespace["_saved_" + name] = _kept_getter(name, self.slots[name])
         self.node = type(grad_fn, (GeneralEntryNode,), namespace)
+        for name in hidden:  # the generic getter made from the slot's name goes
+            delattr(self.node, "_saved_" + name)
+        # Note [The lean record path]
+        self.lean = len(self.inputs) == 1 and outputs == 1 and not self.extra \
+            and not tensor_list
         REGISTRY[grad_fn] = self
 
     def __repr__(self) -> str:
         return f"<op {self.signature} -> {self.node.__name__}>"
 
     def __call__(self, inputs: tuple, params: tuple = ()) -> Any:
-        """Run the forward on the inputs' arrays, then record (``record``)."""
-        assert self.forward is not None, f"{self.node.__name__} has no forward of its own"
-        return self.record(inputs, self.forward(*[x._data for x in inputs], *params), params)
+        """Run the forward on the inputs' arrays, then record (``record``); only for an
+        entry with a ``forward`` of its own."""
+        if self.lean:
+            return self.record(inputs, self.forward(inputs[0]._data, *params),  # type: ignore[misc]
+                               params)
+        return self.record(inputs, self.forward(*[x._data for x in inputs], *params),  # type: ignore[misc]
+                           params)
 
     def record(self, inputs: tuple, outs: Any, params: tuple = ()) -> Any:
         """Wrap the forward's arrays ``outs`` (one array, or a tuple of them: the
         differentiable outputs, then the extra ones); record the node when an input
         requires grad, and give the outputs their tangents when an input has one.
         Returns what ``outs`` is: one tensor or a tuple of tensors."""
+        if type(outs) is ndarray and not FW.active:  # Note [The lean record path]
+            mode = _tls.mode
+            if mode != RECORDING:
+                return wrap(outs, mode)
+            if self.lean:
+                # ``unary``'s steps, with the entry's plans
+                x = inputs[0]
+                if not x._requires_grad:
+                    return wrap(outs, mode)
+                node: Any = _new(self.node)
+                node._init_unary(x, outs)
+                result = wrap_result(outs, node)
+                for slot, where, i in self.keep_plan:
+                    setattr(node, slot, params[i] if where == 0 else
+                            x._data.shape if where == 1 else x._data.size if where == 2
+                            else _elem_strides(x._data))
+                for slot, where, i, _ in self.save_plan:
+                    setattr(node, slot, SavedTensor(x) if where == 0 else
+                            SavedTensor(result, True) if where == 1 else save_parameter(params[i]))
+                return result
         single = type(outs) is not tuple
         if single:
             arrays: tuple = (outs if type(outs) is ndarray else np.asarray(outs),)
@@ -766,27 +935,36 @@ class General:
         mode = _tls.mode
         if len(inputs) == 1:
             recorded = mode == RECORDING and inputs[0]._requires_grad
-        else:
-            recorded = mode == RECORDING and any(x._requires_grad for x in inputs)
-        tangents = FW.active and not mode & INFERENCE and any(has_tangent(x) for x in inputs)
+        else:  # an optional tensor argument not given is None (Note [Optional tensor inputs])
+            recorded = mode == RECORDING and any(x is not None and x._requires_grad
+                                                 for x in inputs)
+        tangents = FW.active and not mode & INFERENCE and any(
+            x is not None and has_tangent(x) for x in inputs)
         if not recorded:
             res = [wrap(a, mode) for a in arrays]
             if tangents:
                 self._give_tangents(inputs, res, mode, params)
             return res[0] if single else tuple(res)
-        node: Any = _new(self.node)
-        node._init_node(tuple([edge_of(x) for x in inputs]),
+        node = _new(self.node)
+        node._init_node(tuple([(None, 0) if x is None else edge_of(x) for x in inputs]),
                         tuple([(a.shape, a.dtype) for a in arrays[:n]]))
         res = [wrap_result(a, node, i) for i, a in enumerate(arrays[:n])]
         if len(arrays) > n:
             res += [wrap(a, mode) for a in arrays[n:]]
+        edges = node.next_functions
         for slot, where, i in self.keep_plan:
             setattr(node, slot, params[i] if where == 0 else
-                    inputs[i]._data.shape if where == 1 else inputs[i]._data.size)
+                    inputs[i]._data.shape if where == 1 else inputs[i]._data.size if where == 2
+                    else _elem_strides(inputs[i]._data) if edges[i][0] is not None else ())
         if tangents:  # before saving: a saved output keeps the tangent it has when saved
             self._give_tangents(inputs, res, mode, params)
-        for slot, is_output, i in self.save_plan:
-            setattr(node, slot, SavedTensor(res[i], True) if is_output else SavedTensor(inputs[i]))
+        for slot, where, i, readers in self.save_plan:
+            if readers is not None and all(edges[r][0] is None for r in readers):
+                setattr(node, slot, None)  # no input whose rule reads it needs a gradient
+                continue
+            setattr(node, slot, (None if inputs[i] is None else SavedTensor(inputs[i]))
+                    if where == 0 else SavedTensor(res[i], True) if where == 1
+                    else save_parameter(params[i]))
         return res[0] if single else tuple(res)
 
     def _kept(self, name: str, inputs: tuple, params: tuple) -> Any:
@@ -794,10 +972,12 @@ class General:
             return params[self.params.index(name)]
         x, what = name.rsplit("_sym_", 1)
         data = inputs[self.inputs.index(x)]._data
-        return data.shape if what == "sizes" else data.size
+        return data.shape if what == "sizes" else data.size if what == "numel" \
+            else _elem_strides(data)
 
     def _tensors(self, inputs: tuple, res: list) -> dict:
-        by_name = dict(zip(self.inputs, inputs))
+        by_name = ({self.inputs[0]: list(inputs)} if self.tensor_list
+                   else dict(zip(self.inputs, inputs)))
         by_name.update(zip(self.results, res))
         by_name.update(zip(self.extra, res[self.outputs:]))
         return by_name
@@ -811,14 +991,21 @@ class General:
         if all(r._data.dtype.kind not in "fVc" for r in outs):
             return
         values = self._tensors(inputs, res)
-        for x, name in zip(inputs, self.inputs):
-            if has_tangent(x):
+        tangents = []
+        for x in inputs:
+            if x is None:  # an optional tensor not given has no tangent
+                t = None
+            elif has_tangent(x):
                 t = tangent_of(x)
                 if t._data.dtype != x._data.dtype:
                     t = t.to(x.dtype)
             else:
                 t = wrap(np.zeros_like(x._data), 0)
-            values[name + "_t"] = t
+            tangents.append(t)
+        if self.tensor_list:
+            values[self.inputs[0] + "_t"] = tangents
+        else:
+            values.update((name + "_t", t) for name, t in zip(self.inputs, tangents))
         FW.active = False
         previous, _tls.mode = _tls.mode, mode
         try:
@@ -990,7 +1177,7 @@ class View:
         requires_grad = input._requires_grad
         if mode == RECORDING and requires_grad:
             node: Any = _new(self.node)
-            node._init_node((edge_of(input),), ((out.shape, out.dtype),))
+            node._init_unary(input, out)
             node._view_version = vc.version  # Note [Stale view history]
             node.args = params
             if self.sizes:

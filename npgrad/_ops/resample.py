@@ -1,20 +1,30 @@
 """Resampling ops of vision layers: interpolation, padding, pixel shuffle and unfold/fold.
 
 Note [Resampling as per-axis linear maps]
-Every op here is linear in its input, so each is a ``_linear_op`` of
-``npgrad._ops.conv`` (Note [Higher-order gradients of windowed ops]): a NumPy
-forward map, its adjoint as the backward (itself a recorded op whose backward
-is the forward map again), so gradients of any order and tangents work.
-Interpolation and reflect/replicate padding act on each spatial axis
-separately: an axis is a dense ``(out, in)`` matrix (its rows the
-interpolation weights, torch's source-index rules), or, for nearest
-interpolation and padding, an index array (a gather, so inf and NaN stay
-where they are); the adjoint is the transposed matrix.
+Every op here is linear in its input.  Interpolation and reflect/replicate
+padding act on each spatial axis separately: an axis is a dense ``(out, in)``
+matrix (its rows the interpolation weights, torch's source-index rules), or,
+for nearest interpolation and padding, an index array (a gather, so inf and
+NaN stay where they are); the adjoint is the transposed matrix.  Both maps
+are computed again from the op's arguments and the input's sizes (what
+torch's nodes keep), so a node keeps no NumPy arrays of its own.
+
+Note [A linear op and its backward as two entries]
+torch records the backward of each of these ops as an op of its own
+(``upsample_bilinear2d_backward``, ``reflection_pad2d_backward``, ``col2im``),
+with its own node (``UpsampleBilinear2DBackwardBackward0``,
+``Col2ImBackward0``): so each op here is a pair of General entries (Note [The
+general entry kind] in registry.py), the op and its adjoint, whose backward
+rules call each other, and gradients of any order are recorded as torch
+records them.  A linear op's tangent is the op applied to the input's
+tangent.  The backward of a pad takes the input as torch's does (so its node
+has the input's edge, which gets no gradient) and reads only its sizes.
 
 Constant padding is affine, not linear: its node (``ConstantPadNdBackward0``)
-crops in backward, and that crop's backward pads with zeros.  Circular padding
-is built as torch builds it, from slice copies into an empty tensor, so its
-grad_fn is ``CopySlices`` as in torch.
+crops in backward (a constant pad with the negated widths), and that crop's
+backward pads with zeros.  Circular padding is built as torch builds it, from
+slice copies into an empty tensor, so its grad_fn is ``CopySlices`` as in
+torch.
 """
 from __future__ import annotations
 
@@ -28,173 +38,37 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
-from ._core import record
+from .._forward import has_tangent
 from .allocation import guarded, wrap_int64
-from .conv import _LinearWindowNode, _linear_op, _pad, _size_str, _windows
-
-
-# The nodes: each op's and its backward's (the adjoint map, recorded for higher orders).
-# PixelShuffle/PixelUnshuffle and Im2Col/Col2Im are each other's adjoints, as in torch.
-
-class UpsampleNearest1DBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleNearest1DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleNearest2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleNearest2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleNearestExact1DBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleNearestExact1DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleNearestExact2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleNearestExact2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleLinear1DBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleLinear1DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleBilinear2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleBilinear2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleBicubic2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class UpsampleBicubic2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class ReflectionPad1DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True  # torch saves the input
-
-
-class ReflectionPad1DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class ReflectionPad2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True  # torch saves the input
-
-
-class ReflectionPad2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class ReplicationPad1DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True  # torch saves the input
-
-
-class ReplicationPad1DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class ReplicationPad2DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True  # torch saves the input
-
-
-class ReplicationPad2DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class ReflectionPad3DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True  # torch saves the input
-
-
-class ReflectionPad3DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class ReplicationPad3DBackward0(_LinearWindowNode):
-    __slots__ = ()
-    holds_saved = True  # torch saves the input
-
-
-class ReplicationPad3DBackwardBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class PixelShuffleBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class PixelUnshuffleBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class Im2ColBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-class Col2ImBackward0(_LinearWindowNode):
-    __slots__ = ()
-
-
-_NODES = {cls.__name__: cls for cls in _LinearWindowNode.__subclasses__()}
+from .conv import _pad, _size_str, _windows
+from .registry import General
 
 
 # -- per-axis maps (Note [Resampling as per-axis linear maps]) --------------------------------
 
-def _axis_op(input: Tensor, name: str, axes: list) -> Tensor:
+def _apply_axes(x: np.ndarray, axes: list) -> np.ndarray:
     """Apply per-axis maps ``axes`` (one per trailing dim: an index array or a matrix)."""
     n = len(axes)
-    mats = []
-    for a, n_in in zip(axes, input._data.shape[-n:]):
-        if a.ndim == 1:  # a gather: for the adjoint, its matrix of one-hot rows
+    for i, a in enumerate(axes):
+        ax = x.ndim - n + i
+        if a.ndim == 1:
+            x = np.take(x, a, axis=ax)
+        else:
+            x = np.moveaxis(np.matmul(a.astype(x.dtype), np.moveaxis(x, ax, -2)), -2, ax)
+    return np.ascontiguousarray(x)
+
+
+def _apply_adjoint(g: np.ndarray, axes: list, in_sizes: tuple) -> np.ndarray:
+    """The adjoint of ``_apply_axes(., axes)`` on an input of trailing sizes ``in_sizes``."""
+    n = len(axes)
+    for i, (a, n_in) in enumerate(zip(axes, in_sizes)):
+        if a.ndim == 1:  # a gather: its matrix of one-hot rows
             m = np.zeros((a.size, n_in))
             np.add.at(m, (np.arange(a.size), a), 1.0)
             a = m
-        mats.append(a)
-
-    def fwd(x: np.ndarray) -> np.ndarray:
-        for i, a in enumerate(axes):
-            ax = x.ndim - n + i
-            if a.ndim == 1:
-                x = np.take(x, a, axis=ax)
-            else:
-                x = np.moveaxis(np.matmul(a.astype(x.dtype), np.moveaxis(x, ax, -2)), -2, ax)
-        return x
-
-    def adj(g: np.ndarray) -> np.ndarray:
-        for i, m in enumerate(mats):
-            ax = g.ndim - n + i
-            g = np.moveaxis(np.matmul(m.T.astype(g.dtype), np.moveaxis(g, ax, -2)), -2, ax)
-        return g
-
-    return _linear_op(_NODES[name + "Backward0"], _NODES[name + "BackwardBackward0"], input,
-                      fwd, adj)
+        ax = g.ndim - n + i
+        g = np.moveaxis(np.matmul(a.T.astype(g.dtype), np.moveaxis(g, ax, -2)), -2, ax)
+    return np.ascontiguousarray(g)
 
 
 def _source_scale(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> float:
@@ -250,11 +124,119 @@ def _cubic_matrix(n_in: int, n_out: int, align_corners: bool, scale: float | Non
     return m
 
 
-_MODE_NAMES = {("nearest", 1): "UpsampleNearest1D", ("nearest", 2): "UpsampleNearest2D",
-               ("nearest-exact", 1): "UpsampleNearestExact1D",
-               ("nearest-exact", 2): "UpsampleNearestExact2D",
-               ("linear", 1): "UpsampleLinear1D", ("bilinear", 2): "UpsampleBilinear2D",
-               ("bicubic", 2): "UpsampleBicubic2D"}
+def _upsample_axes(mode: str, in_sizes: tuple, output_size: tuple, align_corners: Any,
+                   scales: tuple) -> list:
+    """The per-axis maps of an upsampling of the trailing sizes ``in_sizes``."""
+    axes = []
+    for n_in, n_out, s in zip(in_sizes, output_size, scales):
+        if mode in ("nearest", "nearest-exact"):
+            axes.append(_nearest_index(n_in, n_out, s, mode == "nearest-exact"))
+        elif mode == "bicubic":
+            axes.append(_cubic_matrix(n_in, n_out, bool(align_corners), s))
+        else:
+            axes.append(_linear_matrix(n_in, n_out, bool(align_corners), s))
+    return axes
+
+
+def _upsample_entries(op: str, name: str, mode: str, dims: int) -> tuple:
+    """The entries of upsampling op ``op`` (grad_fn ``<name>Backward0``) and of its backward
+    ``<op>_backward`` (``<name>BackwardBackward0``), Note [A linear op and its backward as two
+    entries].  Their parameters are torch's: ``output_size``, ``align_corners`` (interpolating
+    modes), then ``scales`` (1-d) or ``scales_h, scales_w`` (2-d); the backward also takes the
+    input's sizes.  The rules' parameter names are what the nodes keep, so each of the four
+    kinds of signature has its own rules."""
+    corners = mode not in ("nearest", "nearest-exact")
+    sizes = f"SymIntArrayRef[{dims}] output_size"
+    scale_args = ("double? scales=None" if dims == 1
+                  else "double? scales_h=None, double? scales_w=None")
+    corner_arg = "bool align_corners, " if corners else ""
+    scale_names: tuple = ("scales",) if dims == 1 else ("scales_h", "scales_w")
+    params = ("output_size",) + (("align_corners",) if corners else ()) + scale_names
+
+    def forward(x: np.ndarray, output_size: tuple, *rest: Any) -> np.ndarray:
+        align, scales = (rest[0], rest[1:]) if corners else (None, rest)
+        return _apply_axes(x, _upsample_axes(mode, x.shape[-dims:], output_size, align, scales))
+
+    def backward(g: np.ndarray, output_size: tuple, input_size: tuple, *rest: Any) -> np.ndarray:
+        align, scales = (rest[0], rest[1:]) if corners else (None, rest)
+        in_sizes = tuple(input_size[-dims:])
+        return _apply_adjoint(g, _upsample_axes(mode, in_sizes, output_size, align, scales),
+                              in_sizes)
+
+    # (grad_fn of the op, of its backward): derivative and tangent of each, per signature
+    if not corners and dims == 1:
+        rules: tuple = (
+            lambda grad, output_size, scales, self_sym_sizes:
+            up_back((grad,), (output_size, self_sym_sizes, scales)),
+            lambda self_t, output_size, scales: up((self_t,), (output_size, scales)),
+            lambda grad, output_size, scales: up((grad,), (output_size, scales)),
+            lambda grad_output_t, output_size, input_size, scales:
+            up_back((grad_output_t,), (output_size, input_size, scales)))
+    elif not corners:
+        rules = (
+            lambda grad, output_size, scales_h, scales_w, self_sym_sizes:
+            up_back((grad,), (output_size, self_sym_sizes, scales_h, scales_w)),
+            lambda self_t, output_size, scales_h, scales_w:
+            up((self_t,), (output_size, scales_h, scales_w)),
+            lambda grad, output_size, scales_h, scales_w:
+            up((grad,), (output_size, scales_h, scales_w)),
+            lambda grad_output_t, output_size, input_size, scales_h, scales_w:
+            up_back((grad_output_t,), (output_size, input_size, scales_h, scales_w)))
+    elif dims == 1:
+        rules = (
+            lambda grad, output_size, align_corners, scales, self_sym_sizes:
+            up_back((grad,), (output_size, self_sym_sizes, align_corners, scales)),
+            lambda self_t, output_size, align_corners, scales:
+            up((self_t,), (output_size, align_corners, scales)),
+            lambda grad, output_size, align_corners, scales:
+            up((grad,), (output_size, align_corners, scales)),
+            lambda grad_output_t, output_size, input_size, align_corners, scales:
+            up_back((grad_output_t,), (output_size, input_size, align_corners, scales)))
+    else:
+        rules = (
+            lambda grad, output_size, align_corners, scales_h, scales_w, self_sym_sizes:
+            up_back((grad,), (output_size, self_sym_sizes, align_corners, scales_h, scales_w)),
+            lambda self_t, output_size, align_corners, scales_h, scales_w:
+            up((self_t,), (output_size, align_corners, scales_h, scales_w)),
+            lambda grad, output_size, align_corners, scales_h, scales_w:
+            up((grad,), (output_size, align_corners, scales_h, scales_w)),
+            lambda grad_output_t, output_size, input_size, align_corners, scales_h, scales_w:
+            up_back((grad_output_t,),
+                    (output_size, input_size, align_corners, scales_h, scales_w)))
+    derivative, tangent, back_derivative, back_tangent = rules
+    up = General(
+        f"{op}(Tensor input, {sizes}, {corner_arg}{scale_args}, *, Tensor out=None)",
+        grad_fn=f"{name}Backward0", forward=forward, params=params,
+        keeps=params + ("self_sym_sizes",), derivatives={"self": derivative}, tangent=tangent)
+    up_back = General(
+        f"{op}_backward(Tensor grad_output, {sizes}, SymIntArrayRef[{dims + 2}] input_size, "
+        f"{corner_arg}{scale_args}, *, Tensor grad_input=None)",
+        grad_fn=f"{name}BackwardBackward0", forward=backward, inputs=("grad_output",),
+        params=(params[0], "input_size") + params[1:], keeps=params,
+        derivatives={"grad_output": back_derivative}, tangent=back_tangent)
+    return up, up_back
+
+
+UPSAMPLE_NEAREST1D, UPSAMPLE_NEAREST1D_BACKWARD = _upsample_entries(
+    "upsample_nearest1d", "UpsampleNearest1D", "nearest", 1)
+UPSAMPLE_NEAREST2D, UPSAMPLE_NEAREST2D_BACKWARD = _upsample_entries(
+    "upsample_nearest2d", "UpsampleNearest2D", "nearest", 2)
+UPSAMPLE_NEAREST_EXACT1D, UPSAMPLE_NEAREST_EXACT1D_BACKWARD = _upsample_entries(
+    "_upsample_nearest_exact1d", "UpsampleNearestExact1D", "nearest-exact", 1)
+UPSAMPLE_NEAREST_EXACT2D, UPSAMPLE_NEAREST_EXACT2D_BACKWARD = _upsample_entries(
+    "_upsample_nearest_exact2d", "UpsampleNearestExact2D", "nearest-exact", 2)
+UPSAMPLE_LINEAR1D, UPSAMPLE_LINEAR1D_BACKWARD = _upsample_entries(
+    "upsample_linear1d", "UpsampleLinear1D", "linear", 1)
+UPSAMPLE_BILINEAR2D, UPSAMPLE_BILINEAR2D_BACKWARD = _upsample_entries(
+    "upsample_bilinear2d", "UpsampleBilinear2D", "bilinear", 2)
+UPSAMPLE_BICUBIC2D, UPSAMPLE_BICUBIC2D_BACKWARD = _upsample_entries(
+    "upsample_bicubic2d", "UpsampleBicubic2D", "bicubic", 2)
+
+_UPSAMPLE = {("nearest", 1): UPSAMPLE_NEAREST1D, ("nearest", 2): UPSAMPLE_NEAREST2D,
+             ("nearest-exact", 1): UPSAMPLE_NEAREST_EXACT1D,
+             ("nearest-exact", 2): UPSAMPLE_NEAREST_EXACT2D,
+             ("linear", 1): UPSAMPLE_LINEAR1D, ("bilinear", 2): UPSAMPLE_BILINEAR2D,
+             ("bicubic", 2): UPSAMPLE_BICUBIC2D}
 
 
 _AREA_CHECK = {1: checker("adaptive_avg_pool1d(Tensor input, IntArrayRef[1] output_size)"),
@@ -363,8 +345,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         if ndim == 4:
             return adaptive_avg_pool2d(input, tuple(out_size))
         return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), (1, out_size[0])), -2)
-    name = _MODE_NAMES.get((mode, dim))
-    if name is None:
+    entry = _UPSAMPLE.get((mode, dim))
+    if entry is None:
         wants = {"linear": 3, "bilinear": 4, "trilinear": 5}
         if mode in wants and ndim in (3, 4, 5):
             raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs {wants[mode]}D "
@@ -386,25 +368,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(map(str, spatial))}) and output "
                            f"({', '.join(map(str, out_size))})")
-    sc = scales if scales is not None else [None] * dim
-    axes = []
-    for n_in, n_out, s in zip(spatial, out_size, sc):
-        if mode in ("nearest", "nearest-exact"):
-            axes.append(_nearest_index(n_in, n_out, s, mode == "nearest-exact"))
-        elif mode == "bicubic":
-            axes.append(_cubic_matrix(n_in, n_out, bool(align_corners), s))
-        else:
-            axes.append(_linear_matrix(n_in, n_out, bool(align_corners), s))
-    return _axis_op(input, name, axes)
+    scale_args = tuple(scales) if scales is not None else (None,) * dim
+    return entry((input,), (tuple(out_size), *(bool(c) for c in corners), *scale_args))  # type: ignore[no-any-return]
 
 
 # -- constant padding ------------------------------------------------------------------------
-
-class ConstantPadNdBackward0(_LinearWindowNode):
-    """Also its own backward's node: a pad's adjoint is a crop, a pad with negative widths."""
-
-    __slots__ = ()
-
 
 def _pad_crop(a: np.ndarray, pad: tuple, value: float) -> np.ndarray:
     """Pad (positive widths, with ``value``) or crop (negative widths) the last dims."""
@@ -420,6 +388,18 @@ def _pad_crop(a: np.ndarray, pad: tuple, value: float) -> np.ndarray:
     if any(w != (0, 0) for w in widths):
         a = np.pad(a, widths, constant_values=value)
     return np.ascontiguousarray(a)
+
+
+def _negated(pad: tuple) -> tuple:
+    return tuple(-v for v in pad)
+
+
+# its backward is the crop by the negated widths, itself a constant pad, whose backward pads
+CONSTANT_PAD_ND = General(
+    "constant_pad_nd(Tensor input, SymIntArrayRef pad, Scalar value=0)",
+    grad_fn="ConstantPadNdBackward0", forward=_pad_crop, params=("pad", "value"), keeps=("pad",),
+    derivatives={"self": lambda grad, pad: CONSTANT_PAD_ND((grad,), (_negated(pad), 0))},
+    tangent=lambda self_t, pad: CONSTANT_PAD_ND((self_t,), (pad, 0)))
 
 
 def constant_pad_nd(input: Tensor, pad: Any, value: float = 0.0) -> Tensor:
@@ -444,20 +424,76 @@ def constant_pad_nd(input: Tensor, pad: Any, value: float = 0.0) -> Tensor:
             raise RuntimeError(f"The input size {x.shape[dim]}, plus negative padding "
                                f"{pad[2 * i]} and {pad[2 * i + 1]} resulted in a negative output "
                                f"size, which is invalid. Check dimension {dim} of your input.")
-    if value != 0 and x.dtype.kind not in "fc" and not float(value).is_integer():
+    if x.dtype == np.bool_:
+        value = bool(value)  # torch: any nonzero fill is True (0.5 too, which int() drops)
+    elif value != 0 and x.dtype.kind not in "fc" and not float(value).is_integer():
         value = int(value)
-    neg = tuple(-v for v in pad)
     out = guarded(tuple(out_shape), x.dtype, lambda: _pad_crop(x, pad, value))
-    res, node = record(ConstantPadNdBackward0, (input,), out)
-    if node is not None:  # its backward crops; the backward's backward pads with zeros
-        node.fwd, node.adj = (lambda a: _pad_crop(a, pad, 0)), (lambda g: _pad_crop(g, neg, 0))
-        node.fwd_cls = node.adj_cls = ConstantPadNdBackward0
-    return res
+    return CONSTANT_PAD_ND.record((input,), out, (pad, value))  # type: ignore[no-any-return]
 
 
 # -- reflect / replicate padding -------------------------------------------------------------
 
-_PAD_NAMES = {"reflect": "ReflectionPad", "replicate": "ReplicationPad"}
+def _pad_axes(mode: str, shape: tuple, padding: tuple) -> list:
+    """The gathers of a reflect / replicate pad (torch's ``padding``: the last dim's widths
+    first) of an input of ``shape``, one per padded dim, leading dim first."""
+    nd = len(padding) // 2
+    axes = []
+    for i in range(nd):
+        lo, hi = padding[2 * (nd - 1 - i)], padding[2 * (nd - 1 - i) + 1]
+        n = shape[len(shape) - nd + i]
+        j = np.arange(-lo, n + hi)
+        if mode == "reflect":
+            j = np.abs(j)
+            j = np.where(j >= n, 2 * (n - 1) - j, j)
+        else:
+            j = np.clip(j, 0, n - 1)
+        axes.append(j)
+    return axes
+
+
+def _pad_entries(op: str, name: str, mode: str, dims: int) -> tuple:
+    """The entries of ``op`` (``reflection_pad2d``: grad_fn ``<name>Backward0``) and of its
+    backward ``<op>_backward`` (``<name>BackwardBackward0``), Note [A linear op and its backward
+    as two entries]: torch's pad saves its input, its backward takes it (for its sizes)."""
+    widths = f"SymIntArrayRef[{2 * dims}] padding"
+
+    def backward(g: np.ndarray, x: np.ndarray, padding: tuple) -> np.ndarray:
+        return _apply_adjoint(g, _pad_axes(mode, x.shape, padding), x.shape[-dims:])
+
+    pad = General(
+        f"{op}(Tensor input, {widths}, *, Tensor out=None)", grad_fn=f"{name}Backward0",
+        forward=lambda x, padding: _apply_axes(x, _pad_axes(mode, x.shape, padding)),
+        params=("padding",), keeps=("padding",), saves=("self",),
+        derivatives={"self": lambda grad, self, padding: pad_back((grad, self), (padding,))},
+        tangent=lambda self_t, padding: pad((self_t,), (padding,)))
+    pad_back = General(
+        f"{op}_backward(Tensor grad_output, Tensor input, {widths}, *, "
+        "Tensor grad_input=None)", grad_fn=f"{name}BackwardBackward0", forward=backward,
+        inputs=("grad_output", "self"), params=("padding",), keeps=("padding",),
+        derivatives={"grad_output": lambda grad, padding: pad((grad,), (padding,))},
+        # linear in the gradient alone: no tangent unless it has one (torch's: none)
+        tangent=lambda grad_output_t, grad_output, self, padding: pad_back(
+            (grad_output_t, self), (padding,)) if has_tangent(grad_output) else None)
+    return pad, pad_back
+
+
+REFLECTION_PAD1D, REFLECTION_PAD1D_BACKWARD = _pad_entries(
+    "reflection_pad1d", "ReflectionPad1D", "reflect", 1)
+REFLECTION_PAD2D, REFLECTION_PAD2D_BACKWARD = _pad_entries(
+    "reflection_pad2d", "ReflectionPad2D", "reflect", 2)
+REFLECTION_PAD3D, REFLECTION_PAD3D_BACKWARD = _pad_entries(
+    "reflection_pad3d", "ReflectionPad3D", "reflect", 3)
+REPLICATION_PAD1D, REPLICATION_PAD1D_BACKWARD = _pad_entries(
+    "replication_pad1d", "ReplicationPad1D", "replicate", 1)
+REPLICATION_PAD2D, REPLICATION_PAD2D_BACKWARD = _pad_entries(
+    "replication_pad2d", "ReplicationPad2D", "replicate", 2)
+REPLICATION_PAD3D, REPLICATION_PAD3D_BACKWARD = _pad_entries(
+    "replication_pad3d", "ReplicationPad3D", "replicate", 3)
+
+_PADS = {("reflect", 1): REFLECTION_PAD1D, ("reflect", 2): REFLECTION_PAD2D,
+         ("reflect", 3): REFLECTION_PAD3D, ("replicate", 1): REPLICATION_PAD1D,
+         ("replicate", 2): REPLICATION_PAD2D, ("replicate", 3): REPLICATION_PAD3D}
 
 
 def pad_nonconstant(input: Tensor, pad: Any, mode: str) -> Tensor:
@@ -466,7 +502,6 @@ def pad_nonconstant(input: Tensor, pad: Any, mode: str) -> Tensor:
     npad = len(pad)
     _check_nonconstant(x, npad, mode)
     nd = npad // 2
-    axes = []
     for i in range(nd):
         lo, hi = int(pad[2 * (nd - 1 - i)]), int(pad[2 * (nd - 1 - i) + 1])
         n = x.shape[x.ndim - nd + i]
@@ -474,14 +509,8 @@ def pad_nonconstant(input: Tensor, pad: Any, mode: str) -> Tensor:
             raise RuntimeError(f"Argument #4: Padding size should be less than the "
                                f"corresponding input dimension, but got: padding ({lo}, {hi}) "
                                f"at dimension {x.ndim - nd + i} of input {_size_str(x.shape)}")
-        j = np.arange(-lo, n + hi)
-        if mode == "reflect":
-            j = np.abs(j)
-            j = np.where(j >= n, 2 * (n - 1) - j, j)
-        else:
-            j = np.clip(j, 0, n - 1)
-        axes.append(j)
-    return _axis_op(input, f"{_PAD_NAMES[mode]}{nd}D", axes)
+    padding = tuple(int(v) for v in pad)
+    return _PADS[mode, nd]((input,), (padding,))  # type: ignore[no-any-return]
 
 
 def _check_nonconstant(x: np.ndarray, npad: int, mode: str) -> None:
@@ -557,6 +586,25 @@ def _unshuffle(x: np.ndarray, r: int) -> np.ndarray:
     return y.reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
+# each other's backward, as in torch
+PIXEL_SHUFFLE = General(
+    "pixel_shuffle(Tensor input, int64_t upscale_factor, *, Tensor out=None)",
+    grad_fn="PixelShuffleBackward0",
+    forward=lambda x, upscale_factor: np.ascontiguousarray(_shuffle(x, upscale_factor)),
+    params=("upscale_factor",), keeps=("upscale_factor",),
+    derivatives={"self": lambda grad, upscale_factor: PIXEL_UNSHUFFLE((grad,), (upscale_factor,))},
+    tangent=lambda self_t, upscale_factor: PIXEL_SHUFFLE((self_t,), (upscale_factor,)))
+
+PIXEL_UNSHUFFLE = General(
+    "pixel_unshuffle(Tensor input, int64_t downscale_factor, *, Tensor out=None)",
+    grad_fn="PixelUnshuffleBackward0",
+    forward=lambda x, downscale_factor: np.ascontiguousarray(_unshuffle(x, downscale_factor)),
+    params=("downscale_factor",), keeps=("downscale_factor",),
+    derivatives={"self": lambda grad, downscale_factor: PIXEL_SHUFFLE((grad,),
+                                                                       (downscale_factor,))},
+    tangent=lambda self_t, downscale_factor: PIXEL_UNSHUFFLE((self_t,), (downscale_factor,)))
+
+
 @signature("pixel_shuffle(Tensor input, int64_t upscale_factor, *, Tensor out=None)")
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``(*, C*r*r, H, W) -> (*, C, H*r, W*r)`` (grad_fn ``PixelShuffleBackward0``)."""
@@ -570,8 +618,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
                            "divisible by the square of upscale_factor, but input.size(-3)="
                            f"{x.shape[-3]} is not divisible by {r * r}")
-    return _linear_op(PixelShuffleBackward0, PixelUnshuffleBackward0, input,
-                      lambda a: _shuffle(a, r), lambda g: _unshuffle(g, r))
+    return PIXEL_SHUFFLE((input,), (r,))  # type: ignore[no-any-return]
 
 
 @signature("pixel_unshuffle(Tensor input, int64_t downscale_factor, *, Tensor out=None)")
@@ -589,8 +636,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
                                f"downscale_factor, but input.size({axis})={n} is not divisible "
                                f"by {r}")
-    return _linear_op(PixelUnshuffleBackward0, PixelShuffleBackward0, input,
-                      lambda a: _unshuffle(a, r), lambda g: _shuffle(g, r))
+    return PIXEL_UNSHUFFLE((input,), (r,))  # type: ignore[no-any-return]
 
 
 # -- unfold / fold (im2col / col2im) ----------------------------------------------------------
@@ -628,9 +674,53 @@ def _blocks(size: tuple, k: tuple, d: tuple, p: tuple, s: tuple) -> tuple:
                  for n, ki, di, pi, si in zip(size, k, d, p, s))
 
 
-def _unbatched(fn: Any, batched: bool) -> Any:
-    """``fn`` of a batch, applied to one sample when the input has no batch dim (as torch)."""
-    return fn if batched else (lambda a: fn(a[None])[0])
+def _im2col_any(x: np.ndarray, k: tuple, d: tuple, p: tuple, s: tuple) -> np.ndarray:
+    """``_im2col`` of a batch, or of one sample without its batch dim (as torch takes it)."""
+    out = _blocks(x.shape[-2:], k, d, p, s)
+    if x.ndim == 3:
+        return _im2col(x[None], k, d, p, s, out)[0]
+    return _im2col(x, k, d, p, s, out)
+
+
+def _col2im_any(cols: np.ndarray, size: tuple, k: tuple, d: tuple, p: tuple,
+                s: tuple) -> np.ndarray:
+    """``_col2im`` of a batch, or of one sample without its batch dim."""
+    out = _blocks(size, k, d, p, s)
+    if cols.ndim == 2:
+        return _col2im(cols[None], size, k, d, p, s, out)[0]
+    return _col2im(cols, size, k, d, p, s, out)
+
+
+# each other's backward, as in torch; im2col keeps its input's spatial sizes as torch names them
+IM2COL = General(
+    "im2col(Tensor input, IntArrayRef[2] kernel_size, IntArrayRef[2] dilation, "
+    "IntArrayRef[2] padding, IntArrayRef[2] stride, *, Tensor out=None)",
+    grad_fn="Im2ColBackward0",
+    forward=lambda x, kernel_size, dilation, padding, stride, height, width: _im2col_any(
+        x, kernel_size, dilation, padding, stride),
+    params=("kernel_size", "dilation", "padding", "stride", "self_sym_argsize_minus_2",
+            "self_sym_argsize_minus_1"),
+    keeps=("kernel_size", "dilation", "padding", "stride", "self_sym_argsize_minus_2",
+           "self_sym_argsize_minus_1"),
+    derivatives={"self": lambda grad, kernel_size, dilation, padding, stride,
+                 self_sym_argsize_minus_2, self_sym_argsize_minus_1: COL2IM(
+                     (grad,), ((self_sym_argsize_minus_2, self_sym_argsize_minus_1),
+                               kernel_size, dilation, padding, stride))},
+    tangent=lambda self_t, kernel_size, dilation, padding, stride, self_sym_argsize_minus_2,
+    self_sym_argsize_minus_1: IM2COL((self_t,), (kernel_size, dilation, padding, stride,
+                                                 self_sym_argsize_minus_2,
+                                                 self_sym_argsize_minus_1)))
+
+COL2IM = General(
+    "col2im(Tensor input, SymIntArrayRef[2] output_size, IntArrayRef[2] kernel_size, "
+    "IntArrayRef[2] dilation, IntArrayRef[2] padding, IntArrayRef[2] stride, *, "
+    "Tensor out=None)", grad_fn="Col2ImBackward0", forward=_col2im_any,
+    params=("output_size", "kernel_size", "dilation", "padding", "stride"),
+    keeps=("kernel_size", "dilation", "padding", "stride"),
+    derivatives={"self": lambda grad, kernel_size, dilation, padding, stride: IM2COL(
+        (grad,), (kernel_size, dilation, padding, stride, grad.shape[-2], grad.shape[-1]))},
+    tangent=lambda self_t, output_size, kernel_size, dilation, padding, stride: COL2IM(
+        (self_t,), (output_size, kernel_size, dilation, padding, stride)))
 
 
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -649,11 +739,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
             f"{p[1]}), calculated shape of the array of sliding blocks as ({out[0]}, {out[1]}), "
             "but its components must be at least one.")
 
-    size = x.shape[-2:]
-    batched = x.ndim == 4
-    return _linear_op(Im2ColBackward0, Col2ImBackward0, input,
-                      _unbatched(lambda a: _im2col(a, k, d, p, s, out), batched),
-                      _unbatched(lambda g: _col2im(g, size, k, d, p, s, out), batched))
+    return IM2COL((input,), (k, d, p, s, x.shape[-2], x.shape[-1]))  # type: ignore[no-any-return]
 
 
 def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -679,10 +765,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
             f"blocks {out[0]} * {out[1]} = {out[0] * out[1]}, but got input.size(2)="
             f"{x.shape[-1]}.")
 
-    batched = x.ndim == 3
-    return _linear_op(Col2ImBackward0, Im2ColBackward0, input,
-                      _unbatched(lambda a: _col2im(a, size, k, d, p, s, out), batched),
-                      _unbatched(lambda g: _im2col(g, k, d, p, s, out), batched))
+    return COL2IM((input,), (size, k, d, p, s))  # type: ignore[no-any-return]
 
 
 __all__ = ["constant_pad_nd", "interpolate", "pad_circular", "pad_nonconstant", "pixel_shuffle",

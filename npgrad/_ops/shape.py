@@ -42,9 +42,9 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
 from .._tensor_base import INFERENCE_COUNTER, TensorExtra, make_tensor, version_counter, wrap
 from ..autograd.graph import Node, _next_sequence_nr
 from .allocation import check_numel, guarded, wrap_int64
-from ._core import check_not_freed, is_tensor, node_of, record, unary
+from ._core import check_not_freed, is_tensor, node_of, unary
 from ._shape_util import parse_shape, wrap_dim, wrap_dims
-from .registry import View
+from .registry import General, View
 
 _new = object.__new__
 
@@ -167,127 +167,6 @@ def _place(grad: Tensor, shape: tuple, region: Region, cls: type) -> Tensor:
     if node is not None:
         node._setup(region, shape)
     return res
-
-
-class _ViewPlaceNode(_PlaceNode):
-    """The backward of a view op's backward (select's, slice's, diagonal's): the gradient
-    read back from the region as the same view (``region.view``), as torch's is."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        entry, args = self.region.view
-        return entry(grad, *args),
-
-
-class SelectBackwardBackward0(_ViewPlaceNode):
-    __slots__ = ()
-
-
-class SliceBackwardBackward0(_ViewPlaceNode):
-    __slots__ = ()
-
-
-class DiagonalBackwardBackward0(_ViewPlaceNode):
-    __slots__ = ()
-
-
-class GatherBackward0(_TakeNode):
-    __slots__ = ()
-    holds_saved = True  # the index
-
-
-class _AddIntoNode(_PlaceNode):
-    """A place that is also an op of its own, adding ``src`` at the region into ``self``.
-
-    As the backward of gather / index_select it has one edge (the zeros it
-    writes into have no history).  As ``scatter_add(self, dim, index, src)`` or
-    ``index_add(self, dim, index, src, alpha=)`` it has two: ``self`` gets the
-    gradient unchanged, ``src`` the gradient read back from the region.
-    """
-
-    __slots__ = ("alpha", "src_sizes")
-
-    def backward(self, grad: Tensor) -> tuple:
-        check_not_freed(self)  # gather's, index_select's and scatter_add's index
-        if len(self.next_functions) == 1:
-            return _take(grad, self.region, self.inverse),
-        g_src = None
-        if self.next_functions[1][0] is not None:
-            g_src = fit_input_grad(self, 1, _take(grad, self.region, self.inverse),
-                                   self.src_sizes)
-            if self.alpha != 1:
-                g_src = g_src * self.alpha
-        return (grad if self.next_functions[0][0] is not None else None), g_src
-
-    def jvp(self, tangents: list) -> list:
-        """``self``'s tangent plus ``src``'s added at the region: written directly, since the
-        backward rule refuses a ``src`` larger than the index (as torch's does) while torch's
-        forward rule reads just its leading block."""
-        if len(self.next_functions) == 1:
-            return super().jvp(tangents)
-        t_self, t_src = tangents
-        shape, dtype = self._out_meta[0]
-        out = t_self if t_self is not None else _zeros(shape, dtype)
-        if t_src is None:
-            return [out]
-        block = self.region.get(np.empty(shape, dtype=dtype)).shape
-        if t_src._data.ndim == 0 and block:  # a 0-dim src is one element of every dim
-            t_src = reshape(t_src, (1,) * len(block))
-        for d, size in enumerate(block):
-            if t_src._data.shape[d] != size:
-                t_src = slice_dim(t_src, d, 0, size)
-        if self.alpha != 1:
-            t_src = t_src * self.alpha
-        return [out + _place(t_src, shape, self.region, self.inverse)]
-
-
-def fit_input_grad(node: Node, i: int, grad: Tensor, shape: tuple) -> Tensor:
-    """torch's check of a gradient against its input's shape, which must broadcast to it.
-
-    scatter-like ops read only the leading block of a ``src`` larger than the
-    index, yet torch's backward returns a gradient of the index's shape, which
-    torch's engine then rejects with this error; npgrad's engine sums a
-    broadcast gradient down but does not check built-in nodes, so they check here.
-    """
-    got = grad._data.shape
-    fits = len(shape) <= len(got) and all(
-        s == g or s == 1 for s, g in zip(reversed(shape), reversed(got)))
-    if not fits:
-        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
-                           f"got {_shape_str(got)} but expected shape compatible with "
-                           f"{_shape_str(shape)}")
-    return grad
-
-
-class ScatterAddBackward0(_AddIntoNode):
-    __slots__ = ()
-
-
-class IndexSelectBackward0(_TakeNode):
-    __slots__ = ()
-    holds_saved = True  # the index
-
-
-class IndexAddBackward0(_AddIntoNode):
-    __slots__ = ()
-
-
-class IndexBackward0(_TakeNode):
-    __slots__ = ()
-    holds_saved = True  # the index
-
-
-class IndexPutImplBackward0(_PlaceNode):
-    __slots__ = ()
-    holds_saved = True  # the index
-
-
-for _take_cls, _place_cls in ((GatherBackward0, ScatterAddBackward0),
-                              (IndexSelectBackward0, IndexAddBackward0),
-                              (IndexBackward0, IndexPutImplBackward0)):
-    _take_cls.inverse = _place_cls
-    _place_cls.inverse = _take_cls
 
 
 def _region_view(cls: type, input: Tensor, region: Region) -> Tensor:
@@ -531,12 +410,28 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return UNSQUEEZE(input, dim)
 
 
+# Note [The sparse layout, bound late]
+# A sparse tensor's transposes and dtype conversions are npgrad._ops.sparse's; that
+# module sits above this one (it records this module's nodes) and binds itself here on
+# import.  The functions below test the class of the array they read anyway, so a dense
+# tensor pays one isinstance test (Note [Sparse COO tensors] in npgrad._ops.sparse).
+SPARSE_OPS: Any = None
+
+
+def bind_sparse_ops(module: Any) -> None:
+    global SPARSE_OPS
+    SPARSE_OPS = module
+
+
 @signature("transpose(Tensor input, int64_t dim0, int64_t dim1)")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view; grad_fn ``TransposeBackward0``)."""
-    nd = input._data.ndim
-    wrap_dim(dim0, nd)
-    wrap_dim(dim1, nd)
+    data = input._data
+    nd = data.ndim
+    d0 = wrap_dim(dim0, nd)
+    d1 = wrap_dim(dim1, nd)
+    if not isinstance(data, np.ndarray):
+        return SPARSE_OPS.transpose(input, dim0, dim1, d0, d1)
     return TRANSPOSE(input, dim0, dim1)
 
 
@@ -546,7 +441,10 @@ swapaxes = swapdims = transpose
 @signature("t(Tensor input)")
 def t(input: Tensor) -> Tensor:
     """Transpose a matrix; 0-D and 1-D tensors come back as views of themselves."""
-    nd = input._data.ndim
+    data = input._data
+    if not isinstance(data, np.ndarray):
+        return SPARSE_OPS.t(input)
+    nd = data.ndim
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
     return T(input)
@@ -573,6 +471,8 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     wrapped = tuple(wrap_dim(d, nd) for d in dims)
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if not isinstance(input._data, np.ndarray):
+        return SPARSE_OPS.permute(input, wrapped, dims)
     return PERMUTE(input, dims)
 
 
@@ -631,19 +531,23 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
     return EXPAND(input, size, tuple(strides))
 
 
-class RepeatBackward0(ShapeNode):
-    __slots__ = ("repeats", "self_sizes")
+def _repeat_back(grad: Tensor, repeats: tuple, self_sym_sizes: tuple) -> Tensor:
+    """Each copy's gradient summed back: the repeats split into dims of their own."""
+    from .reduction import sum as _sum
 
-    def backward(self, grad: Tensor) -> tuple:
-        from .reduction import sum as _sum
+    padded = (1,) * (len(repeats) - len(self_sym_sizes)) + tuple(self_sym_sizes)
+    split: list = []
+    for r, s in zip(repeats, padded):
+        split += [r, s]
+    g = _sum(reshape(grad, tuple(split)), tuple(range(0, 2 * len(repeats), 2)), False)
+    return reshape(g, self_sym_sizes)
 
-        reps = self.repeats
-        padded = (1,) * (len(reps) - len(self.self_sizes)) + tuple(self.self_sizes)
-        split = []
-        for r, s in zip(reps, padded):
-            split += [r, s]
-        g = _sum(reshape(grad, tuple(split)), tuple(range(0, 2 * len(reps), 2)), False)
-        return reshape(g, self.self_sizes),
+
+REPEAT = General(
+    "repeat(Tensor input, SymIntArrayRef repeats)", grad_fn="RepeatBackward0", forward=None,
+    params=("repeats",), keeps=("repeats", "self_sym_sizes"),
+    derivatives={"self": _repeat_back},
+    tangent=lambda self_t, repeats: repeat(self_t, repeats))
 
 
 def repeat(input: Tensor, *sizes: Any) -> Tensor:
@@ -658,29 +562,32 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     target = tuple(wrap_int64(r * s) for r, s in zip(reps, padded))
     out = guarded(target, data.dtype, lambda: np.tile(data.reshape(padded), reps)
                   if reps else data.copy())
-    res = unary(RepeatBackward0, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.repeats = reps
-        node.self_sizes = data.shape
-    return res
+    return REPEAT.record((input,), out, (reps,))  # type: ignore[no-any-return]
 
 
 # -- cat / stack -----------------------------------------------------------------------
 
-class CatBackward0(ShapeNode):
-    __slots__ = ("dim", "sizes", "shapes")
+def _cat_back(grad: Tensor, dim: int, sizes: tuple) -> tuple:
+    """Each tensor's part of the gradient, along ``dim``; a skipped legacy empty tensor
+    (size None) gets zeros of its shape ``(0,)``."""
+    grads = []
+    start = 0
+    for size in sizes:
+        if size is None:
+            grads.append(_zeros((0,), grad._data.dtype))
+            continue
+        grads.append(narrow(grad, dim, start, size))
+        start += size
+    return tuple(grads)
 
-    def backward(self, grad: Tensor) -> tuple:
-        grads = []
-        start = 0
-        for (fn, _), size, shape in zip(self.next_functions, self.sizes, self.shapes):
-            if size is None:  # a skipped legacy empty tensor
-                grads.append(None if fn is None else _zeros(shape, grad._data.dtype))
-                continue
-            grads.append(None if fn is None else narrow(grad, self.dim, start, size))
-            start += size
-        return tuple(grads)
+
+# Note [A TensorList input] in _ops/registry.py; torch keeps ``dim`` as given and the
+# sizes without a getter
+CAT = General(
+    "cat(TensorList tensors, int64_t dim=0, *, Tensor out=None)", grad_fn="CatBackward0",
+    forward=None, inputs=("tensors",), tensor_list=True, params=("dim", "sizes"),
+    keeps=("dim", "sizes"), hidden=("sizes",), derivatives={"tensors": _cat_back},
+    tangent=lambda tensors_t, dim: cat(tensors_t, dim))
 
 
 def _tensor_list(tensors: Any, fname: str) -> list:
@@ -729,23 +636,21 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
         out = np.concatenate([arrays[i].astype(dt, copy=False) for i in used], axis=d)
     if dt.kind not in "fc":
         return wrap(out, _tls.mode)
-    res, node = record(CatBackward0, tuple(tensors), out)
-    if node is not None:
-        node.dim = d
-        node.sizes = [a.shape[d] if i in used else None for i, a in enumerate(arrays)]
-        node.shapes = [a.shape for a in arrays]
-    return res
+    # each tensor's size along ``d``; None for a skipped legacy empty one
+    sizes = tuple(None if a.ndim == 1 and a.shape[0] == 0 else a.shape[d] for a in arrays)
+    return CAT.record(tuple(tensors), out, (dim, sizes))  # type: ignore[no-any-return]
 
 
 concat = concatenate = cat
 
 
-class StackBackward0(ShapeNode):
-    __slots__ = ("dim",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return tuple(None if fn is None else select(grad, self.dim, i)
-                     for i, (fn, _) in enumerate(self.next_functions))
+STACK = General(
+    "stack(TensorList tensors, int64_t dim=0, *, Tensor out=None)", grad_fn="StackBackward0",
+    forward=None, inputs=("tensors",), tensor_list=True, params=("dim", "count"),
+    keeps=("dim", "count"), hidden=("count",),
+    derivatives={"tensors": lambda grad, dim, count:
+                 tuple(select(grad, dim, i) for i in range(count))},
+    tangent=lambda tensors_t, dim: stack(tensors_t, dim))
 
 
 @signature("stack(TensorList tensors, int64_t dim=0, *, Tensor out=None)")
@@ -765,10 +670,7 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
     out = np.stack([a.astype(dt, copy=False) for a in arrays], axis=d)
     if dt.kind not in "fc":
         return wrap(out, _tls.mode)
-    res, node = record(StackBackward0, tuple(tensors), out)
-    if node is not None:
-        node.dim = d
-    return res
+    return STACK.record(tuple(tensors), out, (dim, len(tensors)))  # type: ignore[no-any-return]
 
 
 # -- split / chunk / unbind: one node, many outputs --------------------------------------
@@ -922,24 +824,76 @@ def _diagonal_of(a: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray
     return _diagonal_view(a, offset, dim1 % a.ndim, dim2 % a.ndim)
 
 
-# The backward of each of these three views places the gradient into zeros at the region
-# the view read (SelectBackwardBackward0, ...), whose own backward is the view again.
+# Note [A view's backward is an op]
+# The backward of select, slice and diagonal is torch's ``select_backward`` (and
+# ``slice_backward``, ``diagonal_backward``): zeros of the input's shape holding the
+# gradient where the view read.  Each is an op with an entry of its own, recorded as torch
+# records it (``SelectBackwardBackward0`` ...) when the backward builds a graph, keeping
+# the view's arguments as torch does; its own backward is the view again, so gradients of
+# any order are views and placements of each other.
+
+def _placed(grad: np.ndarray, input_sizes: tuple, key: Any) -> np.ndarray:
+    out = np.zeros(input_sizes, dtype=grad.dtype)
+    out[key] = grad
+    return out
+
+
+def _select_placed(grad: np.ndarray, input_sizes: tuple, dim: int, index: int) -> np.ndarray:
+    return _placed(grad, input_sizes, _dim_key(len(input_sizes), dim, index))
+
+
+def _slice_placed(grad: np.ndarray, input_sizes: tuple, dim: int, start: int, end: int,
+                  step: int) -> np.ndarray:
+    return _placed(grad, input_sizes, _dim_key(len(input_sizes), dim, slice(start, end, step)))
+
+
+def _diagonal_placed(grad: np.ndarray, input_sizes: tuple, offset: int, dim1: int,
+                     dim2: int) -> np.ndarray:
+    out = np.zeros(input_sizes, dtype=grad.dtype)
+    nd = len(input_sizes)
+    _diagonal_view(out, offset, dim1 % nd, dim2 % nd)[...] = grad
+    return out
+
+
+SELECT_BACKWARD = General(
+    "select_backward(Tensor grad_output, SymIntArrayRef input_sizes, int64_t dim, SymInt index)",
+    grad_fn="SelectBackwardBackward0", inputs=("grad_output",), forward=_select_placed,
+    params=("input_sizes", "dim", "index"), keeps=("dim", "index"),
+    derivatives={"grad_output": lambda grad, dim, index: SELECT(grad, dim, index)},
+    tangent=lambda grad_output_t, input_sizes, dim, index: SELECT_BACKWARD(
+        (grad_output_t,), (input_sizes, dim, index)))
+SLICE_BACKWARD = General(
+    "slice_backward(Tensor grad_output, SymIntArrayRef input_sizes, int64_t dim, SymInt start, "
+    "SymInt end, SymInt step)", grad_fn="SliceBackwardBackward0", inputs=("grad_output",),
+    forward=_slice_placed, params=("input_sizes", "dim", "start", "end", "step"),
+    keeps=("dim", "start", "end", "step"),
+    derivatives={"grad_output": lambda grad, dim, start, end, step:
+                 SLICE(grad, dim, start, end, step)},
+    tangent=lambda grad_output_t, input_sizes, dim, start, end, step: SLICE_BACKWARD(
+        (grad_output_t,), (input_sizes, dim, start, end, step)))
+DIAGONAL_BACKWARD = General(
+    "diagonal_backward(Tensor grad_output, SymIntArrayRef input_sizes, int64_t offset, "
+    "int64_t dim1, int64_t dim2)", grad_fn="DiagonalBackwardBackward0",
+    inputs=("grad_output",), forward=_diagonal_placed,
+    params=("input_sizes", "offset", "dim1", "dim2"), keeps=("offset", "dim1", "dim2"),
+    derivatives={"grad_output": lambda grad, offset, dim1, dim2:
+                 DIAGONAL(grad, offset, dim1, dim2)},
+    tangent=lambda grad_output_t, input_sizes, offset, dim1, dim2: DIAGONAL_BACKWARD(
+        (grad_output_t,), (input_sizes, offset, dim1, dim2)))
+
+
 def _select_back(grad: Tensor, self_sym_sizes: tuple, dim: int, index: int) -> Tensor:
-    return _place(grad, self_sym_sizes, select_view_region(len(self_sym_sizes), dim, index),
-                  SelectBackwardBackward0)
+    return SELECT_BACKWARD((grad,), (self_sym_sizes, dim, index))
 
 
 def _slice_back(grad: Tensor, self_sym_sizes: tuple, dim: int, start: int, end: int,
                 step: int) -> Tensor:
-    return _place(grad, self_sym_sizes, slice_view_region(len(self_sym_sizes), dim, start, end,
-                                                          step), SliceBackwardBackward0)
+    return SLICE_BACKWARD((grad,), (self_sym_sizes, dim, start, end, step))
 
 
 def _diagonal_back(grad: Tensor, self_sym_sizes: tuple, offset: int, dim1: int,
                    dim2: int) -> Tensor:
-    nd = len(self_sym_sizes)
-    return _place(grad, self_sym_sizes, diagonal_view_region(offset, dim1 % nd, dim2 % nd),
-                  DiagonalBackwardBackward0)
+    return DIAGONAL_BACKWARD((grad,), (self_sym_sizes, offset, dim1, dim2))
 
 
 SELECT = View("select(Tensor input, int64_t dim, SymInt index)", grad_fn="SelectBackward0",
@@ -1068,59 +1022,24 @@ def diagonal_region(input: Tensor, offset: int, dim1: int, dim2: int) -> Region:
 
 # -- flip / gather / index_select --------------------------------------------------------
 
-class FlipBackward0(ShapeNode):
-    __slots__ = ("dims",)
+def _flipped(data: np.ndarray, axes: tuple, dims: tuple) -> np.ndarray:
+    return np.flip(data, axes).copy() if axes else data.copy()
 
-    def backward(self, grad: Tensor) -> tuple:
-        return flip(grad, self.dims),
+
+# the node keeps ``dims`` as given (``flip(-1)`` reads 18446744073709551615, as torch's);
+# the forward reads them wrapped (``axes``)
+FLIP = General(
+    "flip(Tensor input, IntArrayRef dims, *, Tensor out=None)", grad_fn="FlipBackward0",
+    forward=_flipped, params=("axes", "dims"), keeps=("dims",),
+    derivatives={"self": lambda grad, dims: flip(grad, dims)},
+    tangent=lambda self_t, dims: flip(self_t, dims))
 
 
 @signature("flip(Tensor input, IntArrayRef dims, *, Tensor out=None)")
 def flip(input: Tensor, *dims: Any) -> Tensor:
     """Reverse the order along ``dims`` (a copy; grad_fn ``FlipBackward0``)."""
-    dims = wrap_dims(_dims_arg(dims), input._data.ndim)
-    out = np.flip(input._data, dims).copy() if dims else input._data.copy()
-    res = unary(FlipBackward0, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.dims = dims
-    return res
-
-
-def _index_array(index: Any) -> np.ndarray:
-    return index._data if is_tensor(index) else np.asarray(index)
-
-
-@signature("gather(Tensor input, int64_t dim, Tensor index, *, bool sparse_grad=False, "
-           "Tensor out=None)")
-def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
-    """``out[i][j][k] = input[i][index[i][j][k]][k]`` for dim 1 (grad_fn ``GatherBackward0``)."""
-    data = input._data
-    idx = _index_array(index)
-    nd = data.ndim
-    d = wrap_dim(dim, nd)
-    if idx.dtype != np.int64 and idx.dtype != np.int32:
-        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    if idx.ndim != nd and not (builtins.max(idx.ndim, 1) == builtins.max(nd, 1)):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    if nd == 0:
-        idx = idx.reshape(())
-    for k in range(nd):
-        if k != d and idx.shape[k] > data.shape[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                               f"{_shape_str(idx.shape)} to be no larger than self "
-                               f"{_shape_str(data.shape)} apart from dimension {d}")
-    n = data.shape[d] if nd else 1
-    if idx.size and (idx.min() < 0 or idx.max() >= n):  # no wrapping of negative indices
-        bad = int(idx[(idx < 0) | (idx >= n)].flat[0])
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    if nd == 0:
-        key: Any = ()
-    else:
-        key = tuple(idx if k == d else
-                    np.arange(idx.shape[k]).reshape((-1,) + (1,) * (nd - k - 1))
-                    for k in range(nd))
-    return _take_forward(GatherBackward0, input, Region(key, accumulate=True))
+    given = _dims_arg(dims)
+    return FLIP((input,), (wrap_dims(given, input._data.ndim), given))  # type: ignore[no-any-return]
 
 
 def _take_forward(cls: type, input: Tensor, region: Region) -> Tensor:
@@ -1131,40 +1050,20 @@ def _take_forward(cls: type, input: Tensor, region: Region) -> Tensor:
     return res
 
 
-@signature("index_select(Tensor input, int64_t dim, Tensor index, *, Tensor out=None)")
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """The slices of dim ``dim`` listed in ``index`` (a copy; ``IndexSelectBackward0``)."""
-    data = input._data
-    idx = _index_array(index)
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    if idx.dtype not in (np.int64, np.int32):
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    d = wrap_dim(dim, data.ndim)
-    n = data.shape[d] if data.ndim else 1
-    idx = idx.reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        bad = int(idx[(idx < 0) | (idx >= n)][0])
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
-    key = (slice(None),) * d + (idx,) if data.ndim else ()
-    return _take_forward(IndexSelectBackward0, input, Region(key, accumulate=True))
-
-
 # -- clone / contiguous / detach / to ---------------------------------------------------
 
-# Not a ``General`` entry (yet): on the hot path of ``contiguous`` and ``reshape``, and
-# ``General.record`` costs about a microsecond more per call than ``unary`` today.
-class CloneBackward0(ShapeNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad,
+# On the hot path of ``contiguous`` and ``reshape``: one input, one output, nothing kept
+# (Note [The lean record path] in _ops/registry.py).
+CLONE = General(
+    "clone(Tensor input, *, MemoryFormat? memory_format=None, Tensor out=None)",
+    grad_fn="CloneBackward0", forward=lambda data: np.array(data, copy=True, order="C"),
+    derivatives={"self": lambda grad: grad}, tangent=lambda self_t: clone(self_t))
 
 
 @signature("clone(Tensor input, *, MemoryFormat? memory_format=None, Tensor out=None)")
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy in new memory (grad_fn ``CloneBackward0``)."""
-    return unary(CloneBackward0, input, np.array(input._data, copy=True, order="C"))
+    return CLONE((input,))  # type: ignore[no-any-return]
 
 
 def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
@@ -1201,13 +1100,23 @@ def detach_(input: Tensor) -> Tensor:
     return input
 
 
-class ToCopyBackward0(ShapeNode):
-    __slots__ = ("self_dtype",)
+def _to_copy_back(grad: Tensor, self_dtype: Any) -> Tensor:
+    if grad._data.dtype.kind == "c" and not self_dtype.is_complex:
+        grad = grad.real  # a real input's gradient: the real part, silently (handle_r_to_c)
+    return to(grad, self_dtype)
 
-    def backward(self, grad: Tensor) -> tuple:
-        if grad._data.dtype.kind == "c" and not self.self_dtype.is_complex:
-            grad = grad.real  # a real input's gradient: the real part, silently (handle_r_to_c)
-        return to(grad, self.self_dtype),
+
+def _to_copy_tangent(self_t: Tensor, dtype: Any) -> Tensor:
+    if self_t._data.dtype.kind == "c" and not dtype.is_complex:
+        self_t = self_t.real  # the primal's cast warned already
+    return to(self_t, dtype)
+
+
+# torch's ``_to_copy``: the node keeps the input's dtype (its options) with no getter
+TO_COPY = General(
+    "_to_copy(Tensor input, *, ScalarType? dtype=None)", grad_fn="ToCopyBackward0",
+    forward=None, params=("self_dtype", "dtype"), keeps=("self_dtype",),
+    hidden=("self_dtype",), derivatives={"self": _to_copy_back}, tangent=_to_copy_tangent)
 
 
 # torch's warning for a cast that drops imaginary parts (a C++ warning, with its origin)
@@ -1258,11 +1167,13 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if dtype is not None and not isinstance(dtype, _dtype.dtype):
         raise TypeError(f"to() received an invalid combination of arguments - got "
                         f"(dtype={type(dtype).__name__})")
-    src = input._data.dtype
+    data = input._data
+    if not isinstance(data, np.ndarray):
+        return SPARSE_OPS.to_dtype(input, dtype, copy)
+    src = data.dtype
     target = src if dtype is None else dtype.np_dtype
     if target == src and not copy:
         return input
-    data = input._data
     if src.kind == "c" and target.kind != "c":
         warnings.warn(COMPLEX_TO_REAL_WARNING, UserWarning, stacklevel=2)
         data = data.real
@@ -1273,8 +1184,5 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             out = data.astype(target, copy=True)
     if target.kind not in "fVc":
         return wrap(out, _tls.mode)
-    res = unary(ToCopyBackward0, input, out)
-    node = node_of(res)
-    if node is not None:
-        node.self_dtype = _dtype.from_np(src)
-    return res
+    return TO_COPY.record(  # type: ignore[no-any-return]
+        (input,), out, (_dtype.from_np(src), _dtype.from_np(target)))

@@ -2,12 +2,15 @@
 
 Note [Index-selecting ops]
 Every op here picks elements of its input along one dim and returns them with
-their indices.  The gradient of such a pick is the incoming gradient put back
-at the picked positions, zeros elsewhere (torch's
-``value_selecting_reduction_backward``).  ``_put_back`` does it with the
-gather/scatter-add pair of ``shape.py``, so the rule is itself differentiable
-and the second derivative is a gather of the gradient's gradient.
-Each node saves the indices (not the input), exactly like ``MaxBackward0``.
+their indices.  Each is a ``General`` entry (Note [The general entry kind] in
+_ops/registry.py) whose node saves the indices (not the input), keeps ``dim``
+(as given), the input's shape and, for the ops that drop the dim, ``keepdim``,
+exactly like torch's.  The gradient of such a pick is the incoming gradient
+put back at the picked positions, zeros elsewhere (torch's
+``value_selecting_reduction_backward``: a scatter into zeros, ScatterBackward0
+over no ``self`` edge), so the rule is itself differentiable and the second
+derivative is a gather of the gradient's gradient.  The tangent is the
+tangent gathered at the indices.
 
 Note [Ties]
 ``sort`` is stable in torch on the CPU whatever ``stable`` says, and so is
@@ -31,11 +34,11 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
-from ._core import SavedTensor, UnaryNode, node_of, saved, unary
 from ._shape_util import wrap_dim
-from .registry import refuse_complex
-from .reduction import _EvenlyDistributeNode, _restore, _return_type, _single_dim
-from .shape import Region, ScatterAddBackward0, _place, squeeze_fresh_
+from .indexing import gather, scatter
+from .registry import General, refuse_complex
+from .reduction import _ones_as, _return_type, _single_dim, evenly_distribute
+from .shape import squeeze_fresh_, unsqueeze
 
 return_type_sort = _return_type("sort")
 return_type_topk = _return_type("topk")
@@ -46,18 +49,6 @@ return_type_mode = _return_type("mode")
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-def _key(idx: np.ndarray, d: int) -> tuple:
-    """The NumPy index reading ``idx[..., i, ...]`` along ``d`` and every other axis in order."""
-    nd = idx.ndim
-    return tuple(idx if k == d else np.arange(idx.shape[k]).reshape((-1,) + (1,) * (nd - k - 1))
-                 for k in range(nd))
-
-
-def _put_back(grad: Tensor, idx: np.ndarray, d: int, shape: tuple) -> Tensor:
-    """Zeros of ``shape`` holding ``grad`` at ``idx`` along ``d`` (Note [Index-selecting ops])."""
-    return _place(grad, shape, Region(_key(idx, d), accumulate=True), ScatterAddBackward0)
-
 
 def _stable_order(data: np.ndarray, d: int, descending: bool) -> np.ndarray:
     """Stable argsort along ``d``, NaN largest (Note [Ties])."""
@@ -70,53 +61,67 @@ def _stable_order(data: np.ndarray, d: int, descending: bool) -> np.ndarray:
     return np.flip(n - 1 - rev, d)
 
 
-class _SelectNode(UnaryNode):
-    """Base of index-selecting nodes: the gradient goes back to the saved indices."""
-
-    __slots__ = ("indices", "dim", "keepdim", "self_sizes")
-    _saved_fields = ("self_", "result", "indices")
-
-    def backward(self, grad: Tensor) -> tuple:
-        if self.dim is None:  # a 0-dim input picks itself
-            saved(self, "indices")  # still freed after a backward, as torch's
-            return grad,
-        idx = saved(self, "indices")._data
-        if not self.keepdim:
-            idx = np.expand_dims(idx, self.dim)
-            keep = tuple(1 if i == self.dim else s for i, s in enumerate(self.self_sizes))
-            grad = _restore(grad, keep)
-        return _put_back(grad, idx, self.dim, self.self_sizes),
+def _put_back(grad: Tensor, dim: int, indices: Tensor, self_sym_sizes: tuple,
+              keepdim: bool = True) -> Tensor:
+    """torch's value_selecting_reduction_backward (Note [Index-selecting ops])."""
+    if not self_sym_sizes:  # a 0-dim input picks itself
+        return grad
+    if not keepdim:
+        grad, indices = unsqueeze(grad, dim), unsqueeze(indices, dim)
+    zeros = wrap(np.zeros(self_sym_sizes, dtype=grad._data.dtype), 0)
+    return scatter(zeros, dim, indices, grad)
 
 
-def _finish_pair(cls: type, rtype: type, input: Tensor, values: np.ndarray, idx: np.ndarray,
-                 d: int | None, keepdim: bool) -> Any:
-    res = unary(cls, input, np.asarray(values, order="C"))
-    indices = wrap(np.asarray(idx, dtype=np.int64, order="C"), _tls.mode)
-    node = node_of(res)
-    if node is not None:
-        node.indices = SavedTensor(indices, True)
-        node.dim = d
-        node.keepdim = keepdim
-        node.self_sizes = input._data.shape
+def _picked_tangent(self_t: Tensor, dim: int, indices: Tensor, keepdim: bool = True) -> Tensor:
+    """The tangent at the picked positions (torch's gather_with_keepdimed_indices)."""
+    if not self_t._data.ndim:
+        return self_t
+    if keepdim:
+        return gather(self_t, dim, indices)
+    return gather(self_t, dim, unsqueeze(indices, dim)).squeeze(dim)
+
+
+def _pick_entry(signature: str, grad_fn: str, keepdim: bool) -> General:
+    """The entry of an index-selecting op: the values' node saves the indices (an extra
+    output); ``keepdim``: whether the op has that parameter (kthvalue, median, mode)."""
+    if not keepdim:  # sort and topk keep the dim they pick along
+        return General(
+            signature, grad_fn=grad_fn, forward=None, params=("dim",),
+            keeps=("dim", "self_sym_sizes"), saves=("indices",), extra=("indices",),
+            derivatives={"self": lambda grad, dim, indices, self_sym_sizes:
+                         _put_back(grad, dim, indices, self_sym_sizes)},
+            tangent=lambda self_t, dim, indices: _picked_tangent(self_t, dim, indices))
+    return General(
+        signature, grad_fn=grad_fn, forward=None, params=("dim", "keepdim"),
+        keeps=("dim", "keepdim", "self_sym_sizes"), saves=("indices",), extra=("indices",),
+        derivatives={"self": lambda grad, dim, keepdim, indices, self_sym_sizes:
+                     _put_back(grad, dim, indices, self_sym_sizes, keepdim)},
+        tangent=lambda self_t, dim, keepdim, indices: _picked_tangent(self_t, dim, indices,
+                                                                      keepdim))
+
+
+def _finish_pair(entry: General, rtype: type, input: Tensor, values: np.ndarray,
+                 idx: np.ndarray, params: tuple) -> Any:
+    res, indices = entry.record((input,), (np.asarray(values, order="C"),
+                                           np.asarray(idx, dtype=np.int64, order="C")), params)
     return rtype(res, indices)
 
 
 # -- sort / argsort / msort -------------------------------------------------------------------
 
-class SortBackward0(_SelectNode):
-    __slots__ = ()
-
+_SORT_SIGNATURE = ("sort(Tensor input, int64_t dim=-1, bool descending=False, *, "
+                   "TensorList[2] out=None)")
+_SORT_STABLE_SIGNATURE = ("sort(Tensor input, *, bool? stable, int64_t dim=-1, "
+                          "bool descending=False, TensorList[2] out=None)")
+SORT = _pick_entry(_SORT_SIGNATURE, "SortBackward0", keepdim=False)
+SORT_STABLE = _pick_entry(_SORT_STABLE_SIGNATURE, "SortBackward1", keepdim=False)
+SortBackward0 = SORT.node
+SortBackward1 = SORT_STABLE.node
 
 _NOT_GIVEN = object()  # torch's ``sort.stable`` overload (SortBackward1) is chosen by passing it
 
 
-class SortBackward1(_SelectNode):
-    __slots__ = ()
-
-
-@signature("sort(Tensor input, *, bool? stable, int64_t dim=-1, bool descending=False, "
-           "TensorList[2] out=None)",
-           "sort(Tensor input, int64_t dim=-1, bool descending=False, *, TensorList[2] out=None)")
+@signature(_SORT_STABLE_SIGNATURE, _SORT_SIGNATURE)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
          stable: Any = _NOT_GIVEN) -> Any:
     """Values and indices sorted along ``dim`` (stable; NaN sorts as the largest);
@@ -130,13 +135,13 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
     if data.dtype.kind == "c":  # no complex kernel in torch
         refuse_complex((RuntimeError, ' Sort does not support complex dtypes on CPU'), data.dtype)
     d = _single_dim("sort", data.ndim, dim)
-    cls = SortBackward0 if stable is _NOT_GIVEN else SortBackward1
+    entry = SORT if stable is _NOT_GIVEN else SORT_STABLE
     if d is None:
-        return _finish_pair(cls, return_type_sort, input, data.copy(),
-                            np.zeros((), np.int64), None, True)
+        return _finish_pair(entry, return_type_sort, input, data.copy(),
+                            np.zeros((), np.int64), (dim,))
     idx = _stable_order(data, d, descending)
-    return _finish_pair(cls, return_type_sort, input,
-                        np.take_along_axis(data, idx, axis=d), idx, d, True)
+    return _finish_pair(entry, return_type_sort, input,
+                        np.take_along_axis(data, idx, axis=d), idx, (dim,))
 
 
 @signature("argsort(Tensor input, *, bool stable, int64_t dim=-1, bool descending=False, "
@@ -171,8 +176,10 @@ def msort(input: Tensor) -> Tensor:
 
 # -- topk / kthvalue ---------------------------------------------------------------------------
 
-class TopkBackward0(_SelectNode):
-    __slots__ = ()
+TOPK = _pick_entry("topk(Tensor input, SymInt k, int64_t dim=-1, bool largest=True, "
+                   "bool sorted=True, *, TensorList[2] out=None)", "TopkBackward0",
+                   keepdim=False)
+TopkBackward0 = TOPK.node
 
 
 @signature("topk(Tensor input, SymInt k, int64_t dim=-1, bool largest=True, bool sorted=True, *, "
@@ -194,21 +201,21 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if d is None:
-        return _finish_pair(TopkBackward0, return_type_topk, input, data.copy(),
-                            np.zeros((), np.int64), None, True)
+        return _finish_pair(TOPK, return_type_topk, input, data.copy(),
+                            np.zeros((), np.int64), (dim,))
     idx = np.take(_stable_order(data, d, largest), np.arange(k), axis=d)
-    return _finish_pair(TopkBackward0, return_type_topk, input,
-                        np.take_along_axis(data, idx, axis=d), idx, d, True)
+    return _finish_pair(TOPK, return_type_topk, input,
+                        np.take_along_axis(data, idx, axis=d), idx, (dim,))
 
 
-def _pick_rank(op: str, cls: type, rtype: type, input: Tensor, rank: Any, dim: int,
+def _pick_rank(op: str, entry: General, rtype: type, input: Tensor, rank: Any, dim: int,
                keepdim: bool, data: np.ndarray | None = None) -> Any:
     """The element of sorted position ``rank`` (an int or, per slice, an array) along ``dim``."""
     data = input._data if data is None else data
     d = _single_dim(op, data.ndim, dim)
     if d is None:
-        return _finish_pair(cls, rtype, input, input._data.copy(), np.zeros((), np.int64), None,
-                            keepdim)
+        return _finish_pair(entry, rtype, input, input._data.copy(), np.zeros((), np.int64),
+                            (dim, keepdim))
     order = _stable_order(data, d, False)
     pos = np.expand_dims(np.asarray(rank), d) if np.ndim(rank) else np.full(
         order.shape[:d] + (1,) + order.shape[d + 1:], rank)
@@ -216,11 +223,12 @@ def _pick_rank(op: str, cls: type, rtype: type, input: Tensor, rank: Any, dim: i
     values = np.take_along_axis(input._data, idx, axis=d)
     if not keepdim:
         idx, values = np.squeeze(idx, d), np.squeeze(values, d)
-    return _finish_pair(cls, rtype, input, values, idx, d, keepdim)
+    return _finish_pair(entry, rtype, input, values, idx, (dim, keepdim))
 
 
-class KthvalueBackward0(_SelectNode):
-    __slots__ = ()
+KTHVALUE = _pick_entry("kthvalue(Tensor input, SymInt k, int64_t dim=-1, bool keepdim=False, *, "
+                       "TensorList[2] out=None)", "KthvalueBackward0", keepdim=True)
+KthvalueBackward0 = KTHVALUE.node
 
 
 @signature("kthvalue(Tensor input, SymInt k, int64_t dim=-1, bool keepdim=False, *, "
@@ -240,28 +248,29 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     n = data.shape[d] if data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    return _pick_rank("kthvalue", KthvalueBackward0, return_type_kthvalue, input, k - 1, dim,
+    return _pick_rank("kthvalue", KTHVALUE, return_type_kthvalue, input, k - 1, dim,
                       keepdim)
 
 
 # -- median / nanmedian --------------------------------------------------------------------------
 
-class MedianBackward0(_EvenlyDistributeNode):
-    """``median()`` of all elements."""
-
-    __slots__ = ()
-
-
-class NanmedianBackward0(MedianBackward0):
-    __slots__ = ()
-
-
-class MedianBackward1(_SelectNode):
-    __slots__ = ()
+def _median_all_entry(name: str, grad_fn: str) -> General:
+    """``median()`` of all elements: the gradient shared by the elements equal to it."""
+    return General(
+        f"{name}(Tensor input)", grad_fn=grad_fn, forward=None, saves=("self", "result"),
+        derivatives={"self": lambda grad, self, result: evenly_distribute(grad, self, result)},
+        tangent=lambda self_t, self, result: (
+            self_t * evenly_distribute(_ones_as(result), self, result)).sum())
 
 
-class NanmedianBackward1(_SelectNode):
-    __slots__ = ()
+MEDIAN = _median_all_entry("median", "MedianBackward0")
+NANMEDIAN = _median_all_entry("nanmedian", "NanmedianBackward0")
+MEDIAN_DIM = _pick_entry("median(Tensor input, int64_t dim, bool keepdim=False, *, "
+                         "TensorList[2] out=None)", "MedianBackward1", keepdim=True)
+NANMEDIAN_DIM = _pick_entry("nanmedian(Tensor input, int64_t dim, bool keepdim=False, *, "
+                            "TensorList[2] out=None)", "NanmedianBackward1", keepdim=True)
+MedianBackward0, NanmedianBackward0 = MEDIAN.node, NANMEDIAN.node
+MedianBackward1, NanmedianBackward1 = MEDIAN_DIM.node, NANMEDIAN_DIM.node
 
 
 def _check_median_nonempty(op: str, data: np.ndarray, d: int | None) -> None:
@@ -302,7 +311,7 @@ def _median(op: str, input: Tensor, dim: Any, keepdim: bool, nan_skip: bool) -> 
     if dim is None:
         if data.size == 0:
             out = np.asarray(np.nan, dtype=data.dtype)
-            return unary(NanmedianBackward0 if nan_skip else MedianBackward0, input, out)
+            return (NANMEDIAN if nan_skip else MEDIAN).record((input,), out)
         flat = np.sort(data.reshape(-1), kind="stable")  # NaNs last
         n = flat.size
         if nan_skip:
@@ -312,13 +321,13 @@ def _median(op: str, input: Tensor, dim: Any, keepdim: bool, nan_skip: bool) -> 
             n = 1
             flat = flat[-1:]
         out = np.asarray(flat[(n - 1) // 2])
-        return unary(NanmedianBackward0 if nan_skip else MedianBackward0, input, out)
+        return (NANMEDIAN if nan_skip else MEDIAN).record((input,), out)
     d = _single_dim(op, data.ndim, dim)
     _check_median_nonempty(op, data, d)
     rtype = return_type_nanmedian if nan_skip else return_type_median
-    cls = NanmedianBackward1 if nan_skip else MedianBackward1
+    entry = NANMEDIAN_DIM if nan_skip else MEDIAN_DIM
     if d is None:
-        return _pick_rank(op, cls, rtype, input, 0, dim, keepdim)
+        return _pick_rank(op, entry, rtype, input, 0, dim, keepdim)
     n = data.shape[d]
     if data.dtype.kind == "f":
         nans = np.isnan(data).sum(axis=d)
@@ -326,14 +335,15 @@ def _median(op: str, input: Tensor, dim: Any, keepdim: bool, nan_skip: bool) -> 
             rank = np.maximum(n - nans - 1, 0) // 2
         else:  # a slice with a NaN has the NaN (sorted last, at position n-1) as median
             rank = np.where(nans > 0, n - 1, (n - 1) // 2)
-        return _pick_rank(op, cls, rtype, input, rank, d, keepdim)
-    return _pick_rank(op, cls, rtype, input, (n - 1) // 2, d, keepdim)
+        return _pick_rank(op, entry, rtype, input, rank, dim, keepdim)
+    return _pick_rank(op, entry, rtype, input, (n - 1) // 2, dim, keepdim)
 
 
 # -- mode ------------------------------------------------------------------------------------------
 
-class ModeBackward0(_SelectNode):
-    __slots__ = ()
+MODE = _pick_entry("mode(Tensor input, int64_t dim=-1, bool keepdim=False, *, "
+                   "TensorList[2] out=None)", "ModeBackward0", keepdim=True)
+ModeBackward0 = MODE.node
 
 
 @signature("mode(Tensor input, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None)")
@@ -352,8 +362,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
                        data.dtype)
     d = _single_dim("mode", data.ndim, dim)
     if d is None:
-        return _finish_pair(ModeBackward0, return_type_mode, input, data.copy(),
-                            np.zeros((), np.int64), None, keepdim)
+        return _finish_pair(MODE, return_type_mode, input, data.copy(),
+                            np.zeros((), np.int64), (dim, keepdim))
     _check_median_nonempty("mode", data, d)
     moved = np.moveaxis(data, d, -1)
     rows = moved.reshape(-1, moved.shape[-1])
@@ -371,29 +381,38 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     values = np.take_along_axis(data, idx, axis=d)
     if not keepdim:
         idx, values = np.squeeze(idx, d), np.squeeze(values, d)
-    return _finish_pair(ModeBackward0, return_type_mode, input, values, idx, d, keepdim)
+    return _finish_pair(MODE, return_type_mode, input, values, idx, (dim, keepdim))
 
 
 # -- unique / bincount / histc / logspace (no gradient) --------------------------------------------
 
-class _NoDerivative(UnaryNode):
-    """A node torch records but cannot differentiate: backward raises torch's error."""
-
-    __slots__ = ()
-    aten_name = ""
-
-    def backward(self, grad: Tensor) -> tuple:
-        raise NotImplementedError(f"the derivative for '{self.aten_name}' is not implemented.")
+_FORWARD_AD_MISSING = (
+    "Trying to use forward AD with {op} that does not support it because it has not been "
+    "implemented yet.\nPlease file an issue to PyTorch at "
+    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+    "prioritize its implementation or submit a PR adding the implementation to derivatives.yaml")
 
 
-class Unique2Backward0(_NoDerivative):
-    __slots__ = ()
-    aten_name = "_unique2"
+def _no_derivative(op: str) -> Any:
+    """torch's backward of an op recorded without a derivative (unique's ops)."""
+    raise NotImplementedError(f"the derivative for '{op}' is not implemented.")
 
 
-class UniqueDimBackward0(_NoDerivative):
-    __slots__ = ()
-    aten_name = "unique_dim"
+def _no_tangent(op: str) -> Any:
+    raise NotImplementedError(_FORWARD_AD_MISSING.format(op=op))
+
+
+UNIQUE2 = General(
+    "_unique2(Tensor input, bool sorted=True, bool return_inverse=False, "
+    "bool return_counts=False)", grad_fn="Unique2Backward0", forward=None,
+    derivatives={"self": lambda grad: _no_derivative("_unique2")},
+    tangent=lambda: _no_tangent("_unique2"))
+UNIQUE_DIM = General(
+    "unique_dim(Tensor input, int64_t dim, bool sorted=True, bool return_inverse=False, "
+    "bool return_counts=False)", grad_fn="UniqueDimBackward0", forward=None,
+    derivatives={"self": lambda grad: _no_derivative("unique_dim")},
+    tangent=lambda: _no_tangent("unique_dim"))
+Unique2Backward0, UniqueDimBackward0 = UNIQUE2.node, UNIQUE_DIM.node
 
 
 _UNIQUE2 = checker("_unique2(Tensor input, bool sorted=True, bool return_inverse=False, "
@@ -423,7 +442,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True,
                                             return_counts=True, equal_nan=False)
         inverse = inverse.reshape(data.shape)
-        cls: type = Unique2Backward0
+        entry = UNIQUE2
     else:
         d = wrap_dim(dim, data.ndim)
         moved = np.moveaxis(data, d, 0)
@@ -431,8 +450,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         rows, inverse, counts = np.unique(flat, axis=0, return_inverse=True, return_counts=True)
         values = np.moveaxis(rows.reshape((-1,) + moved.shape[1:]), 0, d)
         inverse = inverse.reshape(-1)
-        cls = UniqueDimBackward0
-    res = unary(cls, input, np.asarray(values, order="C"))
+        entry = UNIQUE_DIM
+    res = entry.record((input,), np.asarray(values, order="C"))
     mode = _tls.mode
     out: tuple = (res,)
     if return_inverse:
@@ -510,7 +529,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile(op: str, input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str,
               ignore_nan: bool) -> Tensor:
     from .pointwise import lerp
-    from .shape import gather, permute, reshape
+    from .shape import permute, reshape
 
     data = input._data
     q_arr = q._data if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)

@@ -30,9 +30,10 @@ gradients work.  A grad_fn name is one class (as in torch, where one node serves
 both layouts): ``s + t``, ``s * 2``, ``mm(s, d)``, ``s.sum()`` record the dense
 ops' own AddBackward0, MulBackward0, MmBackward0, SumBackward0, whose rules are
 written in operators a sparse gradient has.  What this minimal layout lacks is
-refused as above: transposes, dtype conversions and other elementwise ops.  A
-dual tensor given to a sparse op raises torch's forward-AD NotImplementedError
-(torch has no forward rule for these ops either).
+refused as above: elementwise ops other than negation and scaling (transposes and
+dtype conversions: Note [Sparse transposes and conversions]).  A dual tensor
+given to a sparse op raises torch's forward-AD NotImplementedError (torch has no
+forward rule for these ops either).
 """
 from __future__ import annotations
 
@@ -55,11 +56,11 @@ from ..autograd.graph import edge_of
 from ._core import Node, saved
 from .signature import signature
 from ..autograd.graph import SavedTensor
-from . import pointwise as _pointwise
-from .linalg import MmBackward0, _elem_strides, mm as dense_mm
+from . import pointwise as _pointwise, shape as _shape
+from .matmul import MmBackward0, _elem_strides, mm as dense_mm
 from .pointwise import AddBackward0, DivBackward0, MulBackward0
 from .reduction import SumBackward0, sum as dense_sum
-from .shape import CloneBackward0
+from .shape import CLONE
 
 NegBackward0 = _pointwise.NEG.node
 
@@ -503,7 +504,7 @@ def values(s: SparseTensor) -> Tensor:
 
 def clone(s: SparseTensor) -> SparseTensor:
     res = make_sparse(s._sp_indices.copy(), s._sp_values.copy(), s._data.shape, s._coalesced)
-    _recorded(CloneBackward0, (s,), res)
+    _recorded(CLONE.node, (s,), res)
     return res
 
 
@@ -619,6 +620,100 @@ def neg(s: SparseTensor) -> SparseTensor:
     return res
 
 
+# -- transposes and dtype conversions ---------------------------------------------------
+
+# Note [Sparse transposes and conversions]
+# A transpose of a sparse tensor exchanges rows of its indices (sparse dims) or axes of
+# its values (dense dims); torch refuses to exchange a sparse dim with a dense one.  The
+# result is a view of its input, as torch's (``_is_view()``, ``_base``), and records the
+# dense op's own node (TBackward0, TransposeBackward0, PermuteBackward0, with the
+# arguments it keeps), whose rule transposes the gradient back: a sparse gradient takes
+# this path again.  The result is coalesced only when the order of the sparse dims is
+# unchanged.  A dtype conversion converts the values (ToCopyBackward0 converts the
+# gradient back); like a dense one it returns the input itself when nothing changes.
+
+
+def _sparse_view(entry: Any, s: SparseTensor, indices: np.ndarray, values: np.ndarray,
+                 shape: tuple, coalesced: bool, params: tuple) -> SparseTensor:
+    """The result of a transpose-like ``entry`` over ``s``: a sparse view with its node."""
+    res = make_sparse(indices, values, shape, coalesced)
+    res._base = s if s._base is None else s._base
+    if s._requires_grad:
+        res._requires_grad = True  # a view of a tensor requiring grad, as torch's
+    if FW.active:
+        _refuse_tangents(entry.node, (s,))
+    if _tls.mode == RECORDING and s._requires_grad:
+        node = entry._node(entry.node, s, ((shape, s._data.dtype),), params)
+        res._grad_fn = node
+    return res
+
+
+def _permuted(s: SparseTensor, order: tuple) -> tuple:
+    """``s``'s indices, values, shape and coalesced flag with its dims in ``order``."""
+    sd = s.sparse_dim()
+    if sorted(order[:sd]) != list(range(sd)):
+        raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense "
+                           "dimensions are not allowed.Only transpositions within sparse and "
+                           "dense dimensions are supported.")
+    sparse_order, dense_order = order[:sd], tuple(d - sd + 1 for d in order[sd:])
+    indices = s._sp_indices[list(sparse_order)]
+    values = np.transpose(s._sp_values, (0, *dense_order))
+    shape = tuple(s._data.shape[d] for d in order)
+    same = tuple(sparse_order) == tuple(range(sd))
+    return indices, values, shape, s._coalesced and same
+
+
+def transpose(s: SparseTensor, dim0: Any, dim1: Any, d0: int, d1: int) -> SparseTensor:
+    """``s.transpose(dim0, dim1)`` (``d0``, ``d1``: the dims wrapped) within the sparse dims."""
+    sd = s.sparse_dim()
+    if d0 != d1 and (d0 >= sd or d1 >= sd):
+        raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got "
+                           f"sparse_dim: {sd}, d0: {d0}, d1: {d1}")
+    order = list(range(s._data.ndim))
+    order[d0], order[d1] = order[d1], order[d0]
+    indices, values, shape, _ = _permuted(s, tuple(order))
+    # torch copies the indices and values of a transpose (a permute shares the values)
+    return _sparse_view(_shape.TRANSPOSE, s, indices.copy(), values.copy(), shape,
+                        s._coalesced and d0 == d1, (dim0, dim1))
+
+
+def t(s: SparseTensor) -> SparseTensor:
+    """``s.t()`` of a sparse matrix (or vector) with no dense dims."""
+    sd, nd = s.sparse_dim(), s._data.ndim
+    if sd > 2 or nd != sd:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                           f"got {sd} sparse and {nd - sd} dense dimensions")
+    indices, values, shape, _ = _permuted(s, (1, 0) if nd == 2 else tuple(range(nd)))
+    return _sparse_view(_shape.T, s, indices.copy(), values.copy(), shape, False, ())
+
+
+def permute(s: SparseTensor, order: tuple, dims: tuple) -> SparseTensor:
+    """``s.permute(dims)`` (``order``: the dims wrapped), the sparse dims among themselves
+    and the dense dims among themselves."""
+    indices, values, shape, coalesced = _permuted(s, order)
+    return _sparse_view(_shape.PERMUTE, s, indices, values, shape, coalesced, (tuple(dims),))
+
+
+def to_dtype(s: SparseTensor, target: Any, copy: bool) -> SparseTensor:
+    """``s.to(dtype)`` (``target`` None: the same dtype): the values converted; ``s``
+    itself when nothing changes."""
+    src = s._data.dtype
+    if target is None:
+        target = _dtype.from_np(src)
+    if target.np_dtype == src and not copy:
+        return s
+    values = s._sp_values
+    with np.errstate(all="ignore"):
+        converted = (values.real if src.kind == "c" and target.np_dtype.kind != "c"
+                     else values).astype(target.np_dtype, copy=True)
+    res = make_sparse(s._sp_indices.copy(), converted, s._data.shape, s._coalesced)
+    if target.np_dtype.kind in "fc":
+        node = _recorded(_shape.TO_COPY.node, (s,), res)
+        if node is not None:
+            node.self_dtype = _dtype.from_np(src)
+    return res
+
+
 # -- products ------------------------------------------------------------------------
 
 def _spmm(s: SparseTensor, d: np.ndarray) -> np.ndarray:
@@ -690,13 +785,13 @@ def mm(s: Any, d: Any) -> Tensor:
     _check_mm(s, d)
     res = wrap(_spmm(s, d._data), _tls.mode)
     node = _recorded(MmBackward0, (s, d), res)
-    if node is not None:
-        if node.next_functions[0][0] is not None:
-            node.other = SavedTensor(d)
-        if node.next_functions[1][0] is not None:
-            node.self_ = SavedTensor(to_dense(s))
-        node.self_sym_strides = tuple(s._data.shape[1:2]) + (1,)
-        node.mat2_sym_strides = _elem_strides(d._data)
+    if node is not None:  # the slots of MM's node (npgrad/_ops/matmul.py), as it keeps them
+        first, second = (edge is not None for edge, _ in node.next_functions)
+        node.mat2 = SavedTensor(d) if first else None
+        node.self_ = SavedTensor(to_dense(s)) if second else None
+        node.self_sym_sizes, node.mat2_sym_sizes = tuple(s._data.shape), d._data.shape
+        node.self_sym_strides = tuple(s._data.shape[1:2]) + (1,) if first else ()
+        node.mat2_sym_strides = _elem_strides(d._data) if second else ()
     return res
 
 
@@ -796,3 +891,6 @@ def accumulate(old: Tensor | None, grad: Tensor) -> Tensor:
     if type(old) is SparseTensor:
         return old + grad if type(grad) is SparseTensor else add_dense(grad, old)
     return add_dense(old, grad)
+
+
+_shape.bind_sparse_ops(sys.modules[__name__])  # Note [The sparse layout, bound late]

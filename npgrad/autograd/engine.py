@@ -185,7 +185,11 @@ def _reachable(roots: list) -> tuple:
     stack = list(roots)
     pop, push = stack.pop, stack.append
     while stack:
-        for child, _ in pop().next_functions:
+        node = pop()
+        # Note [Edges in the node] in graph.py: two edges in slots, more in ``_edges``
+        children = (node._fn0, node._fn1) if node._n_edges <= 2 else \
+            [fn for fn, _ in node._edges]
+        for child in children:
             if child is None:
                 continue
             count = count_of(child)
@@ -263,7 +267,11 @@ def _execute(task: GraphTask) -> None:
                     node._release_saved()
             else:
                 outputs = _run_node(task, node, grads)
-            for (child, nr), grad in zip(node.next_functions, outputs):
+            # the node's edges (Note [Edges in the node] in graph.py); a one-edge node's
+            # unused second slot meets no output
+            edges = ((node._fn0, node._nr0), (node._fn1, node._nr1)) \
+                if node._n_edges <= 2 else node._edges
+            for (child, nr), grad in zip(edges, outputs):
                 if child is None or (needed is not None and child not in needed):
                     continue
                 remaining = dependencies[child] - 1

@@ -24,11 +24,20 @@ Note [What differs from torch here]
     of a sum minus the product of the other term), which catches a backward that is
     not linear in ``grad_output``.  ``check_batched_forward_grad`` has no batched
     forward path to check.
-  * ``masked`` is accepted for signature compatibility: npgrad has no sparse
-    tensors, so there are no unspecified elements to mask.
+  * ``masked`` is torch's: see Note [Sparse inputs in gradcheck].
   * ``check_forward_ad=True`` compares the Jacobian that forward-mode AD
     (``npgrad.autograd.forward_ad``) builds, one tangent per input element,
     with the finite differences, as torch's slow mode does.
+
+Note [Sparse inputs in gradcheck]
+A sparse COO input's Jacobian has a row per element of its dense shape, as a dense
+input's.  With ``masked=False`` (the default) the numerical Jacobian is measured on a
+copy of the input in which every element is specified (the unspecified ones as zeros),
+so every row is filled, while the analytical rows come from the gradients for the input
+itself: an op whose gradient keeps to the input's pattern (``to_dense``, ``sparse.mm``)
+fails the check, as it does in torch.  With ``masked=True`` only the specified values
+are moved, and the unspecified elements' rows stay zero on both sides.  A sparse
+gradient counts as its dense tensor.  Sparse outputs are refused, as in torch.
 
 Note [Complex gradcheck]
 As torch's, the check of a function with complex outputs is two checks of real
@@ -69,6 +78,61 @@ def _is_tensor(x: Any) -> bool:
 
 def _is_float_tensor(x: Any) -> bool:
     return _is_tensor(x) and x._data.dtype.kind in "fc"
+
+
+def _is_sparse(x: Any) -> bool:
+    return _is_tensor(x) and x.is_sparse
+
+
+def _dense_array(t: Any) -> np.ndarray:
+    """A gradient's values as a dense array (a sparse gradient's duplicates added up)."""
+    if not t.is_sparse:
+        return t._data
+    out = np.zeros(t._data.shape, dtype=t._data.dtype)
+    np.add.at(out, tuple(t._sp_indices), t._sp_values)
+    return out
+
+
+def _densify(inputs: tuple) -> tuple:
+    """``inputs`` with each sparse one replaced by a coalesced copy in which every element is
+    specified, the unspecified ones as zeros (Note [Sparse inputs in gradcheck])."""
+    from .._ops.sparse import make_sparse
+
+    out = []
+    for x in inputs:
+        if not _is_sparse(x):
+            out.append(x)
+            continue
+        shape = x._data.shape
+        sd = x.sparse_dim()
+        values = np.zeros((int(np.prod(shape[:sd], dtype=np.int64)),) + shape[sd:],
+                          dtype=x._data.dtype)
+        if x._sp_indices.shape[1]:
+            flat = np.ravel_multi_index(tuple(x._sp_indices), shape[:sd])
+            np.add.at(values, flat, x._sp_values)
+        indices = np.indices(shape[:sd]).reshape(sd, -1).astype(np.int64)
+        dense = make_sparse(indices, values, shape, True)
+        dense._requires_grad = x.requires_grad
+        out.append(dense)
+    return tuple(out)
+
+
+def _perturbed_elements(inp: Any) -> Any:
+    """``(array, index, row)`` for each element gradcheck moves: the input's array (written in
+    place), the element's index in it and its row of the Jacobian (the element's place in
+    the dense shape); a sparse input's specified values (Note [Sparse inputs in
+    gradcheck])."""
+    if not inp.is_sparse:
+        data = inp._data
+        for row, idx in enumerate(np.ndindex(*data.shape)):
+            yield data, idx, row
+        return
+    shape = inp._data.shape
+    values = inp._sp_values
+    for n in range(values.shape[0]):
+        head = tuple(int(i) for i in inp._sp_indices[:, n])
+        for rest in np.ndindex(*values.shape[1:]):
+            yield values, (n, *rest), int(np.ravel_multi_index(head + rest, shape))
 
 
 def _as_tuple(x: Any) -> tuple:
@@ -134,7 +198,8 @@ def _check_inputs(inputs: tuple) -> None:
                 f"Input #{idx} requires gradient and is not a double precision floating point "
                 "or complex. This check will likely fail if all the inputs are not of double "
                 "precision floating point or complex. ", UserWarning, stacklevel=4)
-        if any(st == 0 and sz > 1 for st, sz in zip(inp.stride(), inp._data.shape)):
+        content = inp._values() if inp.is_sparse else inp
+        if any(st == 0 and sz > 1 for st, sz in zip(content.stride(), content._data.shape)):
             raise RuntimeError(
                 f"The {idx}th input has a dimension with stride 0. gradcheck only supports "
                 "inputs that are non-overlapping to be able to compute the numerical gradients "
@@ -144,6 +209,12 @@ def _check_inputs(inputs: tuple) -> None:
     if not any_requiring_grad:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
                          "but none of them have requires_grad=True.")
+
+
+def _check_outputs(outputs: tuple) -> None:
+    if any(_is_sparse(o) for o in outputs):
+        raise ValueError("Sparse output is not supported at gradcheck yet. Please call "
+                         "to_dense(masked_grad=...) on the output of fn for gradcheck.")
 
 
 def _output_arrays(func: Callable, inputs: tuple) -> list:
@@ -178,13 +249,16 @@ def _numerical_jacobians(func: Callable, inputs: tuple, func_out: tuple, eps: fl
     for inp in inputs:
         if not (_is_tensor(inp) and inp.requires_grad):
             continue
-        data = inp._data  # written in place, like torch's ``.data``: no version bump
-        is_complex = data.dtype.kind == "c"
-        per_output = [np.zeros((data.size, func_out[k]._data.size),
-                               dtype=np.result_type(func_out[k]._data.dtype, data.dtype))
+        meta = inp._data
+        is_complex = meta.dtype.kind == "c"
+        per_output = [np.zeros((meta.size, func_out[k]._data.size),
+                               dtype=np.result_type(func_out[k]._data.dtype, meta.dtype))
                       for k in float_positions]
-        for row, idx in enumerate(np.ndindex(*data.shape)):
+        # written in place, like torch's ``.data``: no version bump
+        for data, idx, row in _perturbed_elements(inp):
             orig = data[idx].copy()
+            for jac in per_output:  # a duplicate sparse index measures its row anew
+                jac[row] = 0
             # Note [Complex gradcheck]: a complex element moves along both of its parts
             for step, weight in ((eps, 1), (eps * 1j, 1j)) if is_complex else ((eps, 1),):
                 data[idx] = orig - step
@@ -194,6 +268,12 @@ def _numerical_jacobians(func: Callable, inputs: tuple, func_out: tuple, eps: fl
                 data[idx] = orig
                 for jac, k in zip(per_output, float_positions):
                     _check_same_dtype_and_shape(minus[k], plus[k], eps, idx)
+                    if plus[k].size != jac.shape[1]:  # the output changed size (a densified
+                        # sparse input's values(), say): torch's copy into the Jacobian fails
+                        raise RuntimeError(
+                            f"The expanded size of the tensor ({jac.shape[1]}) must match the "
+                            f"existing size ({plus[k].size}) at non-singleton dimension 0.  "
+                            f"Target sizes: [{jac.shape[1]}].  Tensor sizes: [{plus[k].size}]")
                     if is_complex and minus[k].dtype.kind == "c":
                         raise AssertionError("Expected ds_dx to be real-valued, not complex")
                     jac[row] += weight * ((plus[k] - minus[k]) / (2 * eps)).reshape(-1)
@@ -213,7 +293,7 @@ def _analytical_rows(output: Any, diff_inputs: list) -> list:
         flat[j] = 1
         grads = _grad(output, diff_inputs, grad_out, retain_graph=True, allow_unused=True)
         for i, g in enumerate(grads):
-            rows[i].append(None if g is None else g._data.copy())
+            rows[i].append(None if g is None else _dense_array(g).copy())
     return rows
 
 
@@ -357,11 +437,13 @@ def _check_no_differentiable_outputs(func: Callable, inputs: tuple, func_out: tu
 
 def _slow_gradcheck(func: Callable, func_out: tuple, inputs: tuple, outputs: tuple, eps: float,
                     rtol: float, atol: float, check_grad_dtypes: bool, nondet_tol: float,
-                    use_forward_ad: bool = False, complex_part: Any = None) -> None:
+                    use_forward_ad: bool = False, complex_part: Any = None,
+                    masked: bool = False) -> None:
     if not outputs:
         _check_no_differentiable_outputs(func, inputs, func_out, eps)
         return
-    numerical_by_input = _numerical_jacobians(func, inputs, func_out, eps)
+    numerical_inputs = inputs if masked else _densify(inputs)
+    numerical_by_input = _numerical_jacobians(func, numerical_inputs, func_out, eps)
     # per output (floating ones, in order), per input; then keep the differentiable outputs
     float_outs = [o for o in func_out if _is_float_tensor(o)]
     numerical = [[per_input[k] for per_input in numerical_by_input]
@@ -410,20 +492,21 @@ def _complex_parts_of_inputs(func: Callable, indices: list, inputs: tuple) -> tu
 
 def _gradcheck_real_imag(func: Callable, func_out: tuple, inputs: tuple, outputs: tuple,
                          eps: float, rtol: float, atol: float, check_grad_dtypes: bool,
-                         nondet_tol: float, use_forward_ad: bool) -> None:
+                         nondet_tol: float, use_forward_ad: bool, masked: bool = False) -> None:
     """The slow check, split into real checks where complex numbers appear (Note [Complex
     gradcheck])."""
     if not use_forward_ad:
         complex_outs = [i for i, o in enumerate(outputs) if o.is_complex()]
         if not any(_is_tensor(o) and o.is_complex() for o in func_out):
             _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol,
-                            check_grad_dtypes, nondet_tol)
+                            check_grad_dtypes, nondet_tol, masked=masked)
             return
         real_fn, imag_fn = _complex_parts_of_outputs(func)
         for fn, part in ((imag_fn, "imaginary"), (real_fn, "real")):
             out = _as_tuple(fn(*inputs))
             _slow_gradcheck(fn, out, inputs, _differentiable_outputs(out), eps, rtol, atol,
-                            check_grad_dtypes, nondet_tol, complex_part=(part, complex_outs))
+                            check_grad_dtypes, nondet_tol, complex_part=(part, complex_outs),
+                            masked=masked)
         return
     complex_ins = [i for i, t in enumerate(inputs) if _is_tensor(t) and t.is_complex()]
     if not complex_ins:
@@ -493,7 +576,7 @@ def _test_batched_grad(inputs: tuple, output: Any, output_idx: int) -> None:
         raise error
 
 
-def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
+def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple, masked: bool) -> None:
     from .._creation import zeros_like
 
     diff_inputs = _diff_inputs(inputs)
@@ -503,7 +586,19 @@ def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
     for gi, di in zip(grads, diff_inputs):
         if gi is None:
             continue
-        if not (gi._data == 0).all():
+        if gi.is_sparse:
+            if not di.is_sparse:
+                raise GradcheckError(f"grad is incorrect layout ({gi.layout} is not "
+                                     f"{di.layout})")
+            if gi.sparse_dim() != di.sparse_dim():
+                raise GradcheckError("grad is sparse tensor, but has incorrect sparse_dim "
+                                     f"{gi.sparse_dim()}, expected {di.sparse_dim()}")
+            if gi.dense_dim() != di.dense_dim():
+                raise GradcheckError("grad is sparse tensor, but has incorrect dense_dim "
+                                     f"{gi.dense_dim()}, expected {di.dense_dim()}")
+        values = _dense_array(gi)
+        zero = np.isclose(values, 0, rtol=1e-05, atol=1e-08) if masked else values == 0
+        if not zero.all():
             raise GradcheckError("backward not multiplied by grad_output")
         if gi._data.dtype != di._data.dtype:
             raise GradcheckError("grad is incorrect type")
@@ -548,7 +643,7 @@ def _test_undefined_backward_mode(func: Callable, outputs: tuple, inputs: tuple)
             raise GradcheckError("Expected backward function to handle undefined output grads. "
                                  + _UNDEFINED_HELP) from e
         for gi in grads:
-            if gi is not None and not (gi._data == 0).all():
+            if gi is not None and not (_dense_array(gi) == 0).all():
                 _warn_undefined_grad_check()
                 raise GradcheckError("Expected all input grads to be undefined or zero when all "
                                      "output grads are undefined or zero. " + _UNDEFINED_HELP)
@@ -565,14 +660,16 @@ def _test_undefined_backward_mode(func: Callable, outputs: tuple, inputs: tuple)
 def _gradcheck_helper(func: Callable, inputs: Any, eps: float, atol: float, rtol: float,
                       nondet_tol: float, check_undefined_grad: bool, check_grad_dtypes: bool,
                       check_batched_grad: bool, check_forward_ad: bool,
-                      check_backward_ad: bool) -> bool:
+                      check_backward_ad: bool, masked: bool) -> bool:
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
     func_out = _as_tuple(func(*tupled_inputs))
     outputs = _differentiable_outputs(func_out)
+    _check_outputs(outputs)
     if check_backward_ad:
         _gradcheck_real_imag(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
-                             check_grad_dtypes, nondet_tol, use_forward_ad=False)
+                             check_grad_dtypes, nondet_tol, use_forward_ad=False,
+                             masked=masked)
     if check_forward_ad:
         _gradcheck_real_imag(func, func_out, tupled_inputs, outputs, eps, rtol, atol,
                              check_grad_dtypes, nondet_tol, use_forward_ad=True)
@@ -584,7 +681,7 @@ def _gradcheck_helper(func: Callable, inputs: Any, eps: float, atol: float, rtol
         for i, o in enumerate(outputs):
             _test_batched_grad(tupled_inputs, o, i)
     if outputs:
-        _test_backward_mul_by_grad_output(outputs, tupled_inputs)
+        _test_backward_mul_by_grad_output(outputs, tupled_inputs, masked)
     if check_undefined_grad:
         _test_undefined_backward_mode(func, outputs, tupled_inputs)
     return True
@@ -619,7 +716,7 @@ def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-06, atol: float = 
     try:
         return _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                                  check_grad_dtypes, check_batched_grad, check_forward_ad,
-                                 check_backward_ad)
+                                 check_backward_ad, bool(masked))
     except GradcheckError:
         if raise_exception:
             raise

@@ -171,12 +171,10 @@ class NodeHooks:
 # named as torch names the argument (``self_`` is ``self``; the few ops whose
 # slot names differ from torch's are in ``_TORCH_SAVED_NAMES``).  Properties
 # are class attributes, so nothing is added to recording or to backward.
-_TORCH_SAVED_NAMES: dict[str, dict[str, str]] = {
-    "MmBackward0": {"mat2": "other"},
-    "BmmBackward0": {"mat2": "other"},
-}
-_NODE_BASE_SLOTS = frozenset(("next_functions", "_out_meta", "_seq", "_hooks", "_anomaly_trace",
-                              "_released", "_view_version", "__weakref__"))
+_TORCH_SAVED_NAMES: dict[str, dict[str, str]] = {}
+_NODE_BASE_SLOTS = frozenset(("_n_edges", "_fn0", "_nr0", "_fn1", "_nr1", "_edges", "_out_meta",
+                              "_seq", "_hooks", "_anomaly_trace", "_released", "_view_version",
+                              "__weakref__"))
 
 
 def _add_saved_attributes(cls: type) -> None:
@@ -242,11 +240,22 @@ def _saved_property(field: str, is_tensor: bool) -> property:
     return property(get)
 
 
+# Note [Edges in the node]
+# A node's edges are what a deep graph is made of, and the cyclic GC rescans every live
+# container object at each collection: edges held as torch's ``next_functions`` tuple
+# (one tuple per edge inside one tuple per node) made three tracked objects per node,
+# and the GC took ~40 % of a long chain's forward.  So the first two edges live in the
+# node's own slots (``_fn0``/``_nr0``, ``_fn1``/``_nr1``; unused ones are ``None``/0)
+# and ``_n_edges`` says how many there are; a node of more inputs keeps all its edges
+# in ``_edges``, torch's tuple.  ``next_functions`` is built from them when read (by
+# hooks, user code, the few backward rules that test an input); the engine and the
+# recording fast paths read the slots.  A node is then one tracked object.
+
 class Node:
     """A backward function of the graph (torch's ``torch.autograd.graph.Node``)."""
 
-    __slots__ = ("next_functions", "_out_meta", "_seq", "_hooks", "_anomaly_trace",
-                 "_released", "_view_version", "__weakref__")
+    __slots__ = ("_n_edges", "_fn0", "_nr0", "_fn1", "_nr1", "_edges", "_out_meta", "_seq",
+                 "_hooks", "_anomaly_trace", "_released", "_view_version", "__weakref__")
 
     # Names of slots holding SavedTensor objects; released after backward.
     _saved_fields: tuple[str, ...] = ()
@@ -262,6 +271,10 @@ class Node:
 
     def name(self) -> str:
         return type(self).__name__
+
+    def __dir__(self) -> list:
+        # torch's nodes list their ``_saved_<name>`` getters, not the fields behind them
+        return [name for name in super().__dir__() if name != "_saved_fields"]
 
     def __call__(self, *grads: Any) -> Any:
         """Run this node's backward on ``grads`` (one per forward output), as torch's nodes do.
@@ -285,8 +298,89 @@ class Node:
 
     __str__ = __repr__
 
+    @property
+    def next_functions(self) -> tuple:
+        """One ``(node or None, output_nr)`` edge per input, in torch's order.
+
+        Built from the node's slots when read (Note [Edges in the node]).
+        """
+        n = self._n_edges
+        if n == 2:
+            return ((self._fn0, self._nr0), (self._fn1, self._nr1))
+        if n == 1:
+            return ((self._fn0, self._nr0),)
+        return () if n == 0 else self._edges
+
+    @next_functions.setter
+    def next_functions(self, edges: tuple) -> None:
+        self._set_edges(edges)
+
+    def _set_edges(self, edges: tuple) -> None:
+        n = self._n_edges = len(edges)
+        if n == 1:
+            self._fn0, self._nr0 = edges[0]
+            self._fn1 = None
+            self._nr1 = 0
+            self._edges = None
+        elif n == 2:
+            (self._fn0, self._nr0), (self._fn1, self._nr1) = edges
+            self._edges = None
+        else:
+            self._fn0, self._nr0 = edges[0] if n else (None, 0)
+            self._fn1, self._nr1 = edges[1] if n else (None, 0)
+            self._edges = tuple(edges) if n else None
+
     def _init_node(self, next_functions: tuple, out_meta: tuple) -> None:
-        self.next_functions = next_functions
+        """Set a freshly allocated node's edges (torch's ``next_functions``) and output metadata."""
+        self._set_edges(next_functions)
+        self._init_meta(out_meta)
+
+    def _init_binary(self, a: Any, b: Any, out: Any) -> None:
+        """``_init_node`` for a one-output op of two operands (a non-tensor gets no edge).
+
+        The recording fast paths' version: the edges go into the slots with no tuple
+        made; an operand without grad has no edge, and one with history outside a
+        view (nearly every other operand) is read inline.
+        """
+        self._n_edges = 2
+        self._edges = None
+        if isinstance(a, TensorBase) and a._requires_grad:
+            fn = a._grad_fn
+            if fn is None or a._base is not None:
+                self._fn0, self._nr0 = edge_of(a)
+            else:
+                self._fn0 = fn
+                self._nr0 = a._output_nr
+        else:
+            self._fn0 = None
+            self._nr0 = 0
+        if isinstance(b, TensorBase) and b._requires_grad:
+            fn = b._grad_fn
+            if fn is None or b._base is not None:
+                self._fn1, self._nr1 = edge_of(b)
+            else:
+                self._fn1 = fn
+                self._nr1 = b._output_nr
+        else:
+            self._fn1 = None
+            self._nr1 = 0
+        self._init_meta(((out.shape, out.dtype),))
+
+    def _init_unary(self, x: Any, out: Any) -> None:
+        """``_init_node`` for a one-output op of one tensor that requires grad."""
+        self._n_edges = 1
+        self._edges = None
+        fn = x._grad_fn
+        if fn is None or x._base is not None:
+            self._fn0, self._nr0 = edge_of(x)
+        else:
+            self._fn0 = fn
+            self._nr0 = x._output_nr
+        self._fn1 = None
+        self._nr1 = 0
+        self._init_meta(((out.shape, out.dtype),))
+
+    def _init_meta(self, out_meta: tuple) -> None:
         # One shared tuple per distinct (shape, dtype): a deep graph then keeps no
         # per-node metadata objects for the cyclic GC to scan over and over.
         meta = _OUT_META.get(out_meta)
@@ -314,6 +408,10 @@ class Node:
         return transposed_backward_jvp(self, tangents)
 
     def needs_input_grad(self, i: int) -> bool:
+        if i == 0 and self._n_edges:
+            return self._fn0 is not None
+        if i == 1 and self._n_edges == 2:
+            return self._fn1 is not None
         return self.next_functions[i][0] is not None
 
     def _release_saved(self) -> None:
@@ -368,7 +466,11 @@ class AccumulateGrad(Node):
     # it runs as soon as it is ready, before any other ready node, as torch's); its
     # one output's metadata is read from the leaf itself when the engine asks.
     # Building one is then four slot writes (``new_accumulator``).
-    next_functions = ()
+    next_functions = ()  # type: ignore[assignment]
+    _n_edges = 0
+    _fn0 = _fn1 = None
+    _nr0 = _nr1 = 0
+    _edges = None
     _seq = _ACCUMULATE_GRAD_SEQ
 
     def __init__(self, variable: Any) -> None:

@@ -246,17 +246,45 @@ def _levels_of(x: Any, found: dict) -> None:
                     found[id(level)] = level
 
 
-def batch_levels(args: tuple, kwargs: dict) -> tuple:
-    """The levels of the batched arguments, outermost first (empty: nothing is batched)."""
+def _merged_levels(args: tuple, kwargs: dict) -> tuple:
     found: dict = {}
     for a in args:
         _levels_of(a, found)
     if kwargs:
         for a in kwargs.values():
             _levels_of(a, found)
-    if not found:
-        return ()
     return tuple(sorted(found.values(), key=lambda level: level.depth))
+
+
+def batch_levels(args: tuple, kwargs: dict) -> tuple:
+    """The levels of the batched arguments, outermost first (empty: nothing is batched).
+
+    Every op called while a batched vmap runs asks this (the backward's ops too), so the
+    usual cases stay one pass without allocations: no batched argument, or batched
+    arguments that all carry the same levels (the tuples ``make`` passes on)."""
+    levels: Any = None
+    for a in args:
+        kind = type(a)
+        if kind is BatchedTensor:
+            own = a._levels
+            if levels is None:
+                levels = own
+            elif own is not levels and own != levels:
+                return _merged_levels(args, kwargs)
+        elif (kind is list or kind is tuple) and a:
+            for item in a:
+                if type(item) is BatchedTensor:
+                    own = item._levels
+                    if levels is None:
+                        levels = own
+                    elif own is not levels and own != levels:
+                        return _merged_levels(args, kwargs)
+    if kwargs:
+        for a in kwargs.values():
+            kind = type(a)
+            if kind is BatchedTensor or ((kind is list or kind is tuple) and a):
+                return _merged_levels(args, kwargs)
+    return () if levels is None else levels
 
 
 def dispatch(hooked: Callable, name: str, args: tuple, kwargs: dict) -> Any:

@@ -76,6 +76,13 @@ def _promoted(args: tuple, kwargs: dict) -> Any:
 
 def pointwise(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
     """Note [Pointwise rules from the registry]."""
+    if len(args) == 1 and not kwargs and type(args[0]) is BatchedTensor:
+        # one batched operand: the op runs on its physical value as it is
+        self_ = args[0]
+        out = hooked(self_._value)
+        if is_inplace(_name(hooked)):
+            return self_
+        return wrap_out(out, self_._levels)
     if "out" in kwargs:
         return NotImplemented
     name = _name(hooked)
@@ -137,7 +144,9 @@ _ELEMENTWISE = (
     "log2", "log10", "erf", "erfc", "erfinv", "maximum", "minimum", "fmax", "fmin", "atan2",
     "arctan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "copysign", "heaviside",
     "nextafter", "deg2rad", "rad2deg", "isclose", "logit", "sinc", "i0", "lgamma", "digamma",
-    "polygamma", "mvlgamma", "angle", "conj", "real", "imag",
+    "polygamma", "mvlgamma", "angle", "conj", "real", "imag", "arcsin", "arccos", "arctan",
+    "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "special_logit", "entr", "complex", "polar", "conj_physical", "sinh", "cosh",
     # same layout, another dtype or buffer
     "detach", "clone", "contiguous", "float", "double", "half", "bfloat16", "long", "int",
     "short", "char", "byte", "bool", "cpu", "type_as", "zero_", "fill_", "requires_grad_",
@@ -391,7 +400,22 @@ def dim_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
             return NotImplemented  # roll / repeat_interleave over the flattened sample
         return wrap_out(hooked(value, *rest, **kw), self._levels)
     if name in ("diagonal", "diag_embed"):
-        return NotImplemented
+        # dims of the input (diagonal) or of the output, one dim more (diag_embed)
+        names = ("offset", "dim1", "dim2")
+        got = dict(zip(names, rest))
+        for key, v in kw.items():
+            if key not in names or key in got:
+                return NotImplemented
+            got[key] = v
+        out_rank = rank if name == "diagonal" else rank + 1
+        defaults = (0, 1) if name == "diagonal" else (-2, -1)
+        dims = (got.get("dim1", defaults[0]), got.get("dim2", defaults[1]))
+        if not all(isinstance(d, int) and -out_rank <= d < out_rank for d in dims):
+            return NotImplemented
+        if name == "diagonal" and rank < 2:
+            return NotImplemented
+        return make(hooked(value, got.get("offset", 0), wrap_dim(dims[0], out_rank) + k,
+                           wrap_dim(dims[1], out_rank) + k), self._levels)
     return NotImplemented
 
 
@@ -531,7 +555,7 @@ def stack_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> An
 
 def _matmul(a: Any, b: Any, levels: tuple) -> Tensor:
     """``a @ b`` per sample, on physical values, by matmul's own broadcasting."""
-    from .._ops.linalg import matmul
+    from .._ops.matmul import matmul
 
     ra, rb = a.dim(), b.dim()
     pa = physical(a, levels)
@@ -579,11 +603,57 @@ def matmul_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> A
     return make(_matmul(a, b, levels), levels)
 
 
+# Note [Per-sample parameters, fast]
+# ``vmap(grad(loss))`` over a model hands every layer its parameters expanded to the batch
+# (Note [grad under a batched vmap] in ``_transforms``), so ``linear`` and ``cross_entropy``
+# meet batched weights and one-row samples on every call.  Their rules check that case on
+# the physical NumPy shapes first and call the unchecked op bodies (``__wrapped__``: the
+# arguments are known to bind) -- the per-sample gradient's cost is these calls' Python
+# overhead, so the general paths below, with their logical-shape reads, are for the rest.
+
+def _unchecked(fn: Callable) -> Callable:
+    """An op's body without its signature check and vmap dispatch (a registry entry, which
+    has neither, is itself)."""
+    return getattr(fn, "__wrapped__", fn)
+
+
+def _per_sample_linear(input: Any, weight: Any, bias: Any) -> Any:
+    """``linear`` of one level, input (B, [1,] in) and weight (B, out, in) batched, bias
+    (B, out) batched or absent: one ``baddbmm`` (or ``bmm``); None when it does not apply."""
+    from .._ops import matmul as _matmul_ops, shape as _shape
+
+    xv, wv = input._value, weight._value
+    x, w = xv._data, wv._data
+    if w.ndim != 3 or x.ndim not in (2, 3) or x.shape[-1] != w.shape[2] or x.dtype != w.dtype \
+            or x.shape[0] != w.shape[0] or weight._levels != input._levels:
+        return None
+    if bias is not None:
+        if type(bias) is not BatchedTensor or bias._levels != input._levels:
+            return None
+        bv = bias._value
+        if bv._data.ndim != 2 or bv._data.shape[1] != w.shape[1] or bv._data.dtype != x.dtype:
+            return None
+    x3 = xv if x.ndim == 3 else _unchecked(_shape.unsqueeze)(xv, 1)
+    w_t = _unchecked(_shape.transpose)(wv, 1, 2)
+    if bias is None:
+        out = _unchecked(_matmul_ops.bmm)(x3, w_t)
+    else:
+        out = _unchecked(_matmul_ops.baddbmm)(_unchecked(_shape.unsqueeze)(bv, 1), x3, w_t)
+    if x.ndim == 2:
+        out = _unchecked(_shape.squeeze)(out, 1)
+    return make(out, input._levels)
+
+
 @rule("linear")
 def linear_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
     if "out" in kwargs:
         return NotImplemented
     input, weight = args[0], args[1]
+    if len(levels) == 1 and type(weight) is BatchedTensor and type(input) is BatchedTensor \
+            and not kwargs:  # Note [Per-sample parameters, fast]
+        out = _per_sample_linear(input, weight, args[2] if len(args) > 2 else None)
+        if out is not None:
+            return out
     bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor) \
             or weight.dim() not in (1, 2):
@@ -602,7 +672,7 @@ def linear_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> A
     if len(levels) == 1 and weight.dim() == 2 and input.dim() in (1, 2) and \
             (bias is None or bias.dim() == 1):
         # one weight per sample: a batched matrix product, the bias added by it (baddbmm)
-        from .._ops.linalg import baddbmm, bmm
+        from .._ops.matmul import baddbmm, bmm
 
         x = full_physical(input, levels)
         if input.dim() == 1:
@@ -688,6 +758,21 @@ def class_loss_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) 
     if reduction not in ("mean", "sum", "none"):
         return NotImplemented
     ignore = kwargs.get("ignore_index", -100)
+    if weight is None and type(input) is BatchedTensor and type(target) is BatchedTensor \
+            and input._levels == target._levels and len(levels) == 1:
+        # Note [Per-sample parameters, fast]: samples of one row, (1, C) and (1,)
+        xv, tv = input._value, target._value
+        x_np, t_np = xv._data, tv._data
+        if x_np.ndim == 3 and x_np.shape[1] == 1 and t_np.ndim == 2 and t_np.shape[1] == 1 \
+                and t_np.shape[0] == x_np.shape[0] and not (t_np == ignore).any():
+            # the mean (or sum) of one loss is that loss; an ignored target would make the
+            # mean 0 / 0, so it takes the general path
+            from .._ops import shape as _shape
+
+            flat_x = _unchecked(_shape.select)(xv, 1, 0)
+            flat_t = _unchecked(_shape.select)(tv, 1, 0)
+            losses = hooked(flat_x, flat_t, None, ignore_index=ignore, reduction="none")
+            return make(losses, levels)
     k = len(levels)
     x = full_physical(input, levels)
     t = full_physical(target, levels)
@@ -728,13 +813,636 @@ def regression_loss_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: d
         return NotImplemented
     k = len(levels)
     rest = {key: v for key, v in kwargs.items() if key != "reduction"}
-    per = hooked(physical(input, levels), physical(target, levels), reduction="none", **rest)
+    # both at the full batch: per sample the shapes match, so the loss's size warning must
+    # not see a size-1 batch dim on one side
+    per = hooked(full_physical(input, levels), full_physical(target, levels), reduction="none",
+                 **rest)
     if reduction == "none":
         return make(per, levels)
     dims = tuple(range(k, per.dim()))
     if not dims:
         return make(per, levels)
     return make(per.sum(dims) if reduction == "sum" else per.mean(dims), levels)
+
+
+# -- shared helpers of the rules below -------------------------------------------------------
+
+def _tensors_in(args: tuple, kwargs: dict) -> list:
+    return [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+
+
+def _only_first_batched(args: tuple, kwargs: dict) -> bool:
+    """The first argument is batched, no other tensor argument is."""
+    return type(args[0]) is BatchedTensor and not any(
+        type(a) is BatchedTensor for a in (*args[1:], *kwargs.values()))
+
+
+def _full(out: Tensor, levels: tuple) -> Tensor:
+    """A physical result whose batch dims may be size 1 (no argument batched there), at the
+    full batch sizes."""
+    sizes = tuple(level.batch_size for level in levels)
+    k = len(levels)
+    if tuple(out.shape[:k]) == sizes:
+        return out
+    return out.expand(sizes + tuple(out.shape[k:]))
+
+
+def _lined_up(tensors: list, levels: tuple, cores: list) -> list | None:
+    """Physical values of ``tensors`` for an op that broadcasts its arguments' leading
+    (batch) dims and works on the last ``cores[i]`` dims of argument ``i``: every argument
+    gets the same number of leading dims (size-1 ones in front), so the vmap levels stay the
+    first dims of the broadcast.  None when a sample is too small for its core."""
+    ranks = [t.dim() for t in tensors]
+    if any(r < c for r, c in zip(ranks, cores)):
+        return None
+    lead = max(r - c for r, c in zip(ranks, cores))
+    return [physical(t, levels, lead + c) for t, c in zip(tensors, cores)]
+
+
+# -- linear algebra: ops over the last one or two dims, batched over the leading ones -------
+
+# Note [Matrix ops batch over leading dims]
+# torch.linalg's functions take ``(*, m, n)`` inputs and broadcast the leading ``*`` dims, so
+# the vmap levels are just more leading dims: a single batched matrix argument runs as it
+# is; several are lined up (``_lined_up``) so their batch dims broadcast behind the levels.
+# A sample of too few dims, or a case a rule does not know, falls back per sample, where the
+# op raises its own error.
+
+_MATRIX_OPS = ("inv", "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "svdvals",
+               "eigh", "eigvalsh", "pinv", "pinverse", "matrix_power", "matrix_exp", "cond",
+               "eig", "eigvals", "inv_ex", "cholesky_ex", "lu_factor", "lu", "matrix_rank")
+
+
+@rule(*_MATRIX_OPS)
+def matrix_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Matrix ops batch over leading dims]: one batched matrix argument."""
+    if not _only_first_batched(args, kwargs) or args[0].dim() < 2 or "out" in kwargs:
+        return NotImplemented
+    if any(isinstance(a, Tensor) for a in (*args[1:], *kwargs.values())):
+        return NotImplemented  # a tolerance tensor (pinv's atol / rtol) has batch dims too
+    return wrap_out(hooked(args[0]._value, *args[1:], **kwargs), args[0]._levels)
+
+
+@rule("matrix_norm")
+def matrix_norm_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if not _only_first_batched(args, kwargs) or "out" in kwargs:
+        return NotImplemented
+    self = args[0]
+    rank = self.dim()
+    rest = list(args[1:])
+    kw = dict(kwargs)
+    dims = kw.pop("dim", rest.pop(1) if len(rest) > 1 else (-2, -1))
+    if rank < 2 or not isinstance(dims, (tuple, list)) or len(dims) != 2:
+        return NotImplemented
+    kw["dim"] = _shift(tuple(dims), rank, len(self._levels))
+    return make(hooked(self._value, *rest, **kw), self._levels)
+
+
+def _solve_rhs(a: Any, b: Any) -> bool:
+    """torch's vector case of ``solve(A, B)``: B is a vector (per sample)."""
+    return b.dim() == 1 or (b.dim() == a.dim() - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
+
+
+@rule("solve")
+def solve_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if len(args) != 2 or set(kwargs) - {"left"} or kwargs.get("left", True) is not True:
+        return NotImplemented
+    a, b = args
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor) or a.dim() < 2:
+        return NotImplemented
+    vector = _solve_rhs(a, b)
+    lined = _lined_up([a, b], levels, [2, 1 if vector else 2])
+    if lined is None:
+        return NotImplemented
+    pa, pb = lined
+    if vector:  # solved as a one-column matrix: the physical shapes no longer say "vector"
+        return make(_full(hooked(pa, pb.unsqueeze(-1)).squeeze(-1), levels), levels)
+    return make(_full(hooked(pa, pb), levels), levels)
+
+
+@rule("solve_triangular", "cholesky_solve")
+def two_matrix_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Two matrix arguments, leading dims broadcast."""
+    if len(args) < 2 or not isinstance(args[0], Tensor) or not isinstance(args[1], Tensor) \
+            or any(isinstance(a, Tensor) for a in (*args[2:], *kwargs.values())):
+        return NotImplemented
+    lined = _lined_up([args[0], args[1]], levels, [2, 2])
+    if lined is None:
+        return NotImplemented
+    return make(_full(hooked(*lined, *args[2:], **kwargs), levels), levels)
+
+
+@rule("vecdot", "linalg_cross", "cross")
+def dim_pair_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Two broadcast arguments and a ``dim`` of their broadcast shape."""
+    if len(args) < 2 or not all(isinstance(a, Tensor) for a in args[:2]):
+        return NotImplemented
+    name = _name(hooked)
+    rest = list(args[2:])
+    kw = dict(kwargs)
+    if "dim" in kw:
+        d = kw["dim"]
+    elif rest:
+        d = rest[0]
+    elif name == "cross":
+        return NotImplemented  # the first dim of size 3, with torch's warning: per sample
+    else:
+        d = -1
+    if not isinstance(d, int) or set(kw) - {"dim"}:
+        return NotImplemented
+    a, b = args[0], args[1]
+    rank = max(a.dim(), b.dim())
+    if rank == 0:
+        return NotImplemented
+    shifted = wrap_dim(d, rank) + len(levels)
+    pa, pb = physical(a, levels, rank), physical(b, levels, rank)
+    if rest:
+        return make(_full(hooked(pa, pb, shifted), levels), levels)
+    return make(_full(hooked(pa, pb, dim=shifted), levels), levels)
+
+
+# -- norms and distances --------------------------------------------------------------------
+
+def _norm_kwargs(args: tuple, kwargs: dict, names: tuple) -> dict | None:
+    """The arguments after ``input``, by name (positional ones named in order)."""
+    if len(args) - 1 > len(names):
+        return None
+    got = dict(zip(names, args[1:]))
+    for key, v in kwargs.items():
+        if key in got or key not in names:
+            return None
+        got[key] = v
+    return got
+
+
+def _vector_norm_over(self: BatchedTensor, ord: Any, dim: Any, keepdim: bool,
+                      dtype: Any) -> Any:
+    from .._ops.reduction import vector_norm
+
+    k, rank = len(self._levels), self.dim()
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        if rank == 0:
+            return NotImplemented
+        dims: Any = tuple(range(k, k + rank))
+    else:
+        if rank == 0:
+            return NotImplemented
+        dims = _shift(dim, rank, k)
+    kw = {"keepdim": keepdim}
+    if dtype is not None:
+        kw["dtype"] = dtype
+    return make(vector_norm(self._value, ord, dims, **kw), self._levels)
+
+
+@rule("vector_norm")
+def vector_norm_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if not _only_first_batched(args, kwargs):
+        return NotImplemented
+    got = _norm_kwargs(args, kwargs, ("ord", "dim", "keepdim", "dtype"))
+    if got is None:
+        return NotImplemented
+    return _vector_norm_over(args[0], got.get("ord", 2), got.get("dim"),
+                             got.get("keepdim", False), got.get("dtype"))
+
+
+@rule("norm")
+def norm_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """``Tensor.norm`` / ``torch.norm`` (p, dim, keepdim, dtype) and ``torch.linalg.norm``
+    (ord, dim, keepdim, dtype): the vector norms; matrix norms by ``matrix_norm``."""
+    if not _only_first_batched(args, kwargs):
+        return NotImplemented
+    self = args[0]
+    linalg_norm = "linalg" in str(getattr(hooked, "__module__", "")) or \
+        "decompositions" in str(getattr(hooked, "__module__", ""))
+    if linalg_norm:
+        got = _norm_kwargs(args, kwargs, ("ord", "dim", "keepdim"))
+        if got is None or set(kwargs) - {"ord", "dim", "keepdim"}:
+            return NotImplemented
+        ord, dim, keepdim = got.get("ord"), got.get("dim"), got.get("keepdim", False)
+        if ord is None:
+            return _vector_norm_over(self, 2, dim, keepdim, None)
+        as_matrix = (dim is None and self.dim() == 2) or \
+            (isinstance(dim, (tuple, list)) and len(dim) == 2)
+        if as_matrix:
+            from .._ops.linalg import matrix_norm
+
+            k, rank = len(self._levels), self.dim()
+            dims = (k, k + 1) if dim is None else _shift(tuple(dim), rank, k)
+            return make(matrix_norm(self._value, ord, dims, keepdim), self._levels)
+        if dim is None and self.dim() != 1:
+            return NotImplemented  # torch's error: per sample
+        return _vector_norm_over(self, ord, dim, keepdim, None)
+    got = _norm_kwargs(args, kwargs, ("p", "dim", "keepdim", "dtype"))
+    if got is None:
+        return NotImplemented
+    p = got.get("p", "fro")
+    if p == "fro":
+        dim = got.get("dim")
+        if isinstance(dim, (tuple, list)) and len(dim) > 2:
+            return NotImplemented
+        p = 2
+    if isinstance(p, str) or isinstance(p, bool) or not isinstance(p, (int, float)):
+        return NotImplemented  # 'nuc': a matrix norm, per sample
+    return _vector_norm_over(self, p, got.get("dim"), bool(got.get("keepdim", False)),
+                             got.get("dtype"))
+
+
+@rule("dist")
+def dist_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """``norm(a - b, p)`` over every element of the broadcast samples."""
+    if len(args) < 2 or not all(isinstance(a, Tensor) for a in args[:2]) or \
+            set(kwargs) - {"p"} or len(args) > 3:
+        return NotImplemented
+    a, b = args[0], args[1]
+    if a.dtype != b.dtype or not a.dtype.is_floating_point:
+        return NotImplemented
+    p = kwargs.get("p", args[2] if len(args) > 2 else 2)
+    rank = max(a.dim(), b.dim())
+    if rank == 0:
+        return NotImplemented
+    diff = make(_full(physical(a, levels, rank) - physical(b, levels, rank), levels), levels)
+    return _vector_norm_over(diff, p, None, False, None)
+
+
+@rule("pairwise_distance", "cosine_similarity")
+def pair_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Ops over the last dim (pairwise_distance) or a given ``dim`` (cosine_similarity) of
+    broadcast arguments: lined up to one rank, the dim counted from the end."""
+    if len(args) < 2 or not all(isinstance(a, Tensor) for a in args[:2]):
+        return NotImplemented
+    a, b = args[0], args[1]
+    rank = max(a.dim(), b.dim())
+    if rank == 0:
+        return NotImplemented
+    name = _name(hooked)
+    rest = list(args[2:])
+    kw = dict(kwargs)
+    if name == "cosine_similarity":
+        d = kw.pop("dim", rest.pop(0) if rest else 1)
+        if not isinstance(d, int) or not -rank <= d < rank:
+            return NotImplemented
+        kw["dim"] = wrap_dim(d, rank) - rank  # from the end: the levels stay in front
+    elif a.dim() != b.dim() or rank < 1:
+        return NotImplemented  # pairwise_distance's 1-D / 0-D special cases: per sample
+    out = hooked(physical(a, levels, rank), physical(b, levels, rank), *rest, **kw)
+    return make(_full(out, levels), levels)
+
+
+# -- matrix products with an added term ------------------------------------------------------
+
+def _scaled_sum(prod: Tensor, input: Any, levels: tuple, rank: int, beta: Any,
+                alpha: Any) -> Tensor:
+    """``beta * input + alpha * prod`` on physical values (``input`` ignored at beta 0)."""
+    out = prod if alpha == 1 else prod * alpha
+    if beta != 0:
+        term = physical(input, levels, rank)
+        out = out + (term if beta == 1 else term * beta)
+    return _full(out, levels)
+
+
+def _product_args(args: tuple, kwargs: dict, ranks: tuple) -> tuple | None:
+    """(input, a, b, beta, alpha) of an addmm-like call, when its shapes and dtypes are the
+    per-sample op's valid ones (else None: per sample, for the op's own error)."""
+    if len(args) != 3 or set(kwargs) - {"beta", "alpha"}:
+        return None
+    input, a, b = args
+    if not all(isinstance(t, Tensor) for t in args):
+        return None
+    if not (input.dtype == a.dtype == b.dtype) or not a.dtype.is_floating_point:
+        return None
+    if (a.dim(), b.dim()) != ranks[1:] or input.dim() > ranks[0]:
+        return None
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    if isinstance(beta, Tensor) or isinstance(alpha, Tensor):
+        return None
+    return input, a, b, beta, alpha
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
+@rule("addmm", "addmv", "addr", "baddbmm", "addbmm")
+def add_product_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """``beta * input + alpha * (a @ b)`` (addmm, addmv, baddbmm), ``... outer(a, b)``
+    (addr) and ``... (a @ b).sum(0)`` (addbmm): the product by matmul's broadcasting."""
+    name = _name(hooked)
+    ranks = {"addmm": (2, 2, 2), "addmv": (1, 2, 1), "addr": (2, 1, 1), "baddbmm": (3, 3, 3),
+             "addbmm": (2, 3, 3)}[name]
+    got = _product_args(args, kwargs, ranks)
+    if got is None:
+        return NotImplemented
+    input, a, b, beta, alpha = got
+    k = len(levels)
+    if name == "addr":
+        prod = physical(a, levels).unsqueeze(-1) * physical(b, levels).unsqueeze(-2)
+        shape = (a.shape[0], b.shape[0])
+    else:
+        inner = b.shape[0] if b.dim() == 1 else b.shape[-2]
+        if a.shape[-1] != inner or (name in ("baddbmm", "addbmm") and a.shape[0] != b.shape[0]):
+            return NotImplemented
+        prod = _matmul(a, b, levels)
+        if name == "addbmm":
+            prod = prod.sum(k)
+        shape = tuple(prod.shape[k:])
+    if not _broadcasts_to(tuple(input.shape), shape):
+        return NotImplemented
+    return make(_scaled_sum(prod, input, levels, len(shape), beta, alpha), levels)
+
+
+@rule("outer", "ger")
+def outer_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if len(args) != 2 or kwargs or not all(isinstance(a, Tensor) for a in args):
+        return NotImplemented
+    a, b = args
+    if a.dim() != 1 or b.dim() != 1:
+        return NotImplemented
+    out = physical(a, levels).unsqueeze(-1) * physical(b, levels).unsqueeze(-2)
+    return make(_full(out, levels), levels)
+
+
+@rule("trace")
+def trace_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    if len(args) != 1 or kwargs or type(self) is not BatchedTensor or self.dim() != 2:
+        return NotImplemented
+    k = len(self._levels)
+    return make(self._value.diagonal(0, k, k + 1).sum(-1), self._levels)
+
+
+# -- gather / scatter / index ops ------------------------------------------------------------
+
+# Note [Index ops under vmap]
+# The index ops address one dim of a sample; the vmap levels are more dims in front, so the
+# ``dim`` moves past them and every tensor argument that is indexed alongside the input
+# (gather's and scatter's index and src, index_add's source) is taken at the full batch:
+# an unbatched one is expanded (the same indices for each sample).  A 1-D ``index`` of
+# index_select / index_add / index_copy / index_fill addresses the dim itself and stays as
+# it is; a batched one (other indices per sample) falls back per sample.
+
+def _dim_of(args: tuple, kwargs: dict, pos: int = 1) -> Any:
+    return kwargs["dim"] if "dim" in kwargs else (args[pos] if len(args) > pos else None)
+
+
+@rule("index_select")
+def index_select_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if len(args) != 3 or kwargs:
+        return NotImplemented
+    self, d, index = args
+    if type(self) is not BatchedTensor or type(index) is BatchedTensor or \
+            not isinstance(d, int) or self.dim() == 0:
+        return NotImplemented
+    return make(hooked(self._value, _shift(d, self.dim(), len(levels)), index), levels)
+
+
+@rule("gather")
+def gather_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if len(args) != 3 or set(kwargs) - {"sparse_grad"}:
+        return NotImplemented
+    self, d, index = args
+    if not isinstance(self, Tensor) or not isinstance(index, Tensor) or \
+            not isinstance(d, int) or self.dim() == 0 or index.dim() != self.dim():
+        return NotImplemented
+    return make(hooked(full_physical(self, levels), _shift(d, self.dim(), len(levels)),
+                       full_physical(index, levels), **kwargs), levels)
+
+
+@rule("take_along_dim")
+def take_along_dim_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    d = _dim_of(args, kwargs, 2)
+    if len(args) < 2 or not isinstance(d, int) or set(kwargs) - {"dim"} or len(args) > 3:
+        return NotImplemented
+    self, index = args[0], args[1]
+    if not isinstance(index, Tensor) or self.dim() != index.dim() or self.dim() == 0:
+        return NotImplemented
+    rank = self.dim()
+    return make(_full(hooked(physical(self, levels, rank), physical(index, levels, rank),
+                             dim=_shift(d, rank, len(levels))), levels), levels)
+
+
+_SCATTERS = ("scatter", "scatter_add", "scatter_reduce")
+
+
+@rule(*_SCATTERS, *(n + "_" for n in _SCATTERS))
+def scatter_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Index ops under vmap]: input, index and src at the full batch."""
+    if len(args) < 3 or set(kwargs) - {"src", "value", "reduce", "include_self"}:
+        return NotImplemented
+    self, d, index = args[0], args[1], args[2]
+    if not isinstance(d, int) or not isinstance(index, Tensor) or self.dim() == 0 or \
+            index.dim() != self.dim():
+        return NotImplemented
+    rest = list(args[3:])
+    kw = dict(kwargs)
+    src = kw.get("src", rest[0] if rest else None)
+    if isinstance(src, Tensor):
+        if src.dim() != self.dim():
+            return NotImplemented
+        if "src" in kw:
+            kw["src"] = full_physical(src, levels)
+        else:
+            rest[0] = full_physical(src, levels)
+    elif type(kw.get("value")) is BatchedTensor:
+        return NotImplemented
+    shifted = _shift(d, self.dim(), len(levels))
+    if is_inplace(_name(hooked)):
+        if type(self) is not BatchedTensor or self._levels != levels:
+            return NotImplemented
+        hooked(self._value, shifted, full_physical(index, levels), *rest, **kw)
+        return self
+    return make(hooked(full_physical(self, levels), shifted, full_physical(index, levels), *rest,
+                       **kw), levels)
+
+
+_INDEX_OPS = ("index_add", "index_copy", "index_fill")
+
+
+@rule(*_INDEX_OPS, *(n + "_" for n in _INDEX_OPS))
+def index_op_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Index ops under vmap]: a plain 1-D (or 0-D) index, the source at the full
+    batch; index_fill's value a number or a plain 0-D tensor."""
+    if len(args) != 4 or set(kwargs) - {"alpha"}:
+        return NotImplemented
+    self, d, index, other = args
+    name = _name(hooked).rstrip("_")
+    if not isinstance(d, int) or type(index) is BatchedTensor or self.dim() == 0:
+        return NotImplemented
+    if name == "index_fill":
+        if type(other) is BatchedTensor:
+            return NotImplemented
+    elif not isinstance(other, Tensor) or other.dim() != self.dim():
+        return NotImplemented
+    else:
+        other = full_physical(other, levels)
+    shifted = _shift(d, self.dim(), len(levels))
+    if is_inplace(_name(hooked)):
+        if type(self) is not BatchedTensor or self._levels != levels:
+            return NotImplemented
+        hooked(self._value, shifted, index, other, **kwargs)
+        return self
+    return make(hooked(full_physical(self, levels), shifted, index, other, **kwargs), levels)
+
+
+@rule("select_scatter", "slice_scatter", "diagonal_scatter")
+def view_scatter_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """``src`` written into a view (select / slice / diagonal) of ``input``: both at the full
+    batch, the view's dims moved past the levels."""
+    if len(args) < 2 or not all(isinstance(a, Tensor) for a in args[:2]):
+        return NotImplemented
+    self, src = args[0], args[1]
+    name = _name(hooked)
+    rank, k = self.dim(), len(levels)
+    if rank == 0:
+        return NotImplemented
+    names = {"select_scatter": ("dim", "index"), "slice_scatter": ("dim", "start", "end", "step"),
+             "diagonal_scatter": ("offset", "dim1", "dim2")}[name]
+    got = dict(zip(names, args[2:]))
+    for key, v in kwargs.items():
+        if key not in names or key in got:
+            return NotImplemented
+        got[key] = v
+    defaults = {"dim": 0, "dim1": 0, "dim2": 1}
+    for key in ("dim", "dim1", "dim2"):
+        if key in names:
+            d = got.get(key, defaults[key])
+            if not isinstance(d, int) or not -rank <= d < rank:
+                return NotImplemented
+            got[key] = wrap_dim(d, rank) + k
+    return make(hooked(full_physical(self, levels), full_physical(src, levels), **got), levels)
+
+
+# -- convolutions, pools and other ops with an optional leading batch dim -------------------
+
+# Note [Ops with a batch dim of their own]
+# Convolutions and pools take ``(N, C, *spatial)`` or an unbatched ``(C, *spatial)``; with
+# their weights unbatched, the vmap levels (and N) flatten into one N, the op runs once, and
+# the output's N unflattens again.  Batched weights (other filters per sample) fall back.
+
+_SPATIAL = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose1d": 1,
+            "conv_transpose2d": 2, "conv_transpose3d": 3, "avg_pool1d": 1, "avg_pool2d": 2,
+            "avg_pool3d": 3, "max_pool1d": 1, "max_pool2d": 2, "max_pool3d": 3,
+            "max_pool1d_with_indices": 1, "max_pool2d_with_indices": 2,
+            "max_pool3d_with_indices": 3, "adaptive_avg_pool1d": 1, "adaptive_avg_pool2d": 2,
+            "adaptive_avg_pool3d": 3, "adaptive_max_pool1d": 1, "adaptive_max_pool2d": 2,
+            "adaptive_max_pool3d": 3}
+
+
+@rule(*_SPATIAL)
+def batch_dim_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Ops with a batch dim of their own]."""
+    if not _only_first_batched(args, kwargs):
+        return NotImplemented
+    self = args[0]
+    spatial = _SPATIAL[_name(hooked)]
+    k, rank = len(self._levels), self.dim()
+    if rank not in (spatial + 1, spatial + 2):
+        return NotImplemented
+    value = self._value
+    lead_rank = k + (rank == spatial + 2)
+    lead = tuple(value.shape[:lead_rank])
+    n = 1
+    for s in lead:
+        n *= s
+    if n == 0:
+        return NotImplemented
+    flat = value.reshape((n,) + tuple(value.shape[lead_rank:]))
+    out = hooked(flat, *args[1:], **kwargs)
+
+    def unflatten(o: Any) -> Any:
+        if not isinstance(o, Tensor):
+            return o
+        return o.reshape(lead + tuple(o.shape[1:]))
+    if isinstance(out, Tensor):
+        return make(unflatten(out), self._levels)
+    if isinstance(out, tuple):
+        return wrap_out(type(out)(unflatten(o) for o in out), self._levels)
+    return NotImplemented
+
+
+@rule("pixel_shuffle", "pixel_unshuffle")
+def leading_dims_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Ops over the last three dims that take any leading dims."""
+    if not _only_first_batched(args, kwargs) or args[0].dim() < 3:
+        return NotImplemented
+    return make(hooked(args[0]._value, *args[1:], **kwargs), args[0]._levels)
+
+
+
+# Note [Elementwise losses]
+# These losses are an elementwise loss reduced over the sample ('mean', 'sum') or not
+# ('none'): the rule asks the op for reduction='none' on the lined-up physical values and
+# reduces each sample's logical dims itself.  The operands that pair with ``input`` element
+# by element must have its per-sample shape (torch checks or warns on a mismatch: those go
+# per sample); weights broadcast against it, so they are lined up to its rank.  The legacy
+# ``size_average`` / ``reduce`` arguments go per sample.
+
+# name -> (its parameters after ``input`` in order, the paired operands, the weights)
+_ELEMENTWISE_LOSSES = {
+    "binary_cross_entropy": (("target", "weight", "size_average", "reduce", "reduction"),
+                             ("target",), ("weight",)),
+    "binary_cross_entropy_with_logits": (("target", "weight", "size_average", "reduce",
+                                          "reduction", "pos_weight"),
+                                         ("target",), ("weight", "pos_weight")),
+    "soft_margin_loss": (("target", "size_average", "reduce", "reduction"), ("target",), ()),
+    "hinge_embedding_loss": (("target", "margin", "size_average", "reduce", "reduction"),
+                             ("target",), ()),
+    "margin_ranking_loss": (("input2", "target", "margin", "size_average", "reduce",
+                             "reduction"), ("input2", "target"), ()),
+    "kl_div": (("target", "size_average", "reduce", "reduction", "log_target"), ("target",),
+               ()),
+}
+
+
+@rule(*_ELEMENTWISE_LOSSES)
+def elementwise_loss_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Elementwise losses]."""
+    name = _name(hooked)
+    params, paired, weights = _ELEMENTWISE_LOSSES[name]
+    if len(args) - 1 > len(params) or not isinstance(args[0], Tensor):
+        return NotImplemented
+    got = dict(zip(params, args[1:]))
+    for key, v in kwargs.items():
+        if key not in params or key in got:
+            return NotImplemented
+        got[key] = v
+    if got.pop("size_average", None) is not None or got.pop("reduce", None) is not None:
+        return NotImplemented
+    reduction = got.pop("reduction", "mean")
+    if reduction not in ("mean", "sum", "none") and not (name == "kl_div"
+                                                          and reduction == "batchmean"):
+        return NotImplemented
+    if name == "kl_div" and reduction == "mean":
+        return NotImplemented  # torch's warning about 'mean', per sample
+    input = args[0]
+    rank = input.dim()
+    shape = tuple(input.shape)
+    for key in paired:
+        other = got.get(key)
+        if not isinstance(other, Tensor) or tuple(other.shape) != shape:
+            return NotImplemented
+        got[key] = full_physical(other, levels)
+    for key in weights:
+        w = got.get(key)
+        if isinstance(w, Tensor):
+            if w.dim() > rank:
+                return NotImplemented
+            got[key] = physical(w, levels, rank)
+    k = len(levels)
+    first = params[0]
+    per = hooked(full_physical(input, levels), got.pop(first), reduction="none", **got)
+    if reduction == "none":
+        return make(per, levels)
+    if rank == 0:
+        return NotImplemented if reduction == "batchmean" else make(per, levels)
+    dims = tuple(range(k, k + rank))
+    if reduction == "sum":
+        return make(per.sum(dims), levels)
+    if reduction == "batchmean":
+        return make(per.sum(dims) / shape[0], levels)
+    return make(per.mean(dims), levels)
+
 
 
 _register_pointwise()

@@ -17,14 +17,34 @@ from typing import Any
 _MISSING = object()
 
 
+def _modules_with_prefixes(module: Any) -> list:
+    """(prefix, module) for ``module`` and every submodule, repeats kept, in the order of
+    ``named_modules(remove_duplicate=False)`` (read from ``_modules`` directly: this runs on
+    every ``functional_call``)."""
+    out = []
+    todo = [("", module)]
+    while todo:
+        prefix, m = todo.pop()
+        out.append((prefix, m))
+        children = [(prefix + ("." if prefix else "") + name, child)
+                    for name, child in m._modules.items() if child is not None]
+        todo.extend(reversed(children))
+    return out
+
+
 def _state_groups(module: Any) -> tuple[dict, list]:
     """Every parameter and buffer name -> its tensor, and the groups of names of one tensor."""
     names: dict[str, Any] = {}
     by_tensor: dict[int, list[str]] = {}
-    for get in (module.named_parameters, module.named_buffers):
-        for name, t in get(remove_duplicate=False):
-            names[name] = t
-            by_tensor.setdefault(id(t), []).append(name)
+    modules = _modules_with_prefixes(module)
+    for store in ("_parameters", "_buffers"):
+        for prefix, m in modules:
+            for name, t in getattr(m, store).items():
+                if t is None:
+                    continue
+                full = prefix + "." + name if prefix else name
+                names[full] = t
+                by_tensor.setdefault(id(t), []).append(full)
     return names, [g for g in by_tensor.values() if len(g) > 1]
 
 

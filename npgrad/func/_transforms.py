@@ -112,6 +112,21 @@ def _plain(t: Any) -> Any:
 def _enter_batched(t: Tensor, levels: tuple) -> Tensor:
     value = _plain(t)
     own = t._levels if type(t) is BatchedTensor else ()
+    if not own and not value._requires_grad and FW.level < 0 \
+            and (value.is_floating_point() or value.is_complex()):
+        # an unbatched, untracked input (a model's parameter): the copy per sample is a new
+        # leaf over the broadcast array, the same numbers as the expanded view, without
+        # an expand recorded on each call (Note [Per-sample parameters, fast] in
+        # ``_batching_rules``)
+        import numpy as np
+
+        from .._tensor_base import make_tensor
+
+        data = value._data
+        sizes = tuple(level.batch_size for level in levels)
+        fresh = _private(make_tensor(np.broadcast_to(data, sizes + data.shape), None, True,
+                                     None))
+        return _batched.make(fresh, levels)
     fresh = value.view_as(value) if value._requires_grad \
         else _private(value.detach().requires_grad_())
     if FW.level >= 0:
@@ -205,7 +220,10 @@ def _gradients(outputs: list, inputs: list, cotangents: list | None, create_grap
 def _batched_gradients(outputs: list, inputs: list, cotangents: list | None,
                        create_graph: bool, retain_graph: bool) -> list:
     """``_gradients`` on physical values (Note [grad under a batched vmap])."""
-    from .._creation import ones_like, zeros_like
+    import numpy as np
+
+    from .._creation import zeros_like
+    from .._tensor_base import make_tensor
 
     outs, cts = [], []
     for i, o in enumerate(outputs):
@@ -213,8 +231,8 @@ def _batched_gradients(outputs: list, inputs: list, cotangents: list | None,
         if not value._requires_grad:
             continue
         own = o._levels if type(o) is BatchedTensor else ()
-        if cotangents is None:
-            ct = ones_like(value)
+        if cotangents is None:  # a fresh array of ones (``ones_like`` costs more calls)
+            ct = make_tensor(np.ones(value._data.shape, value._data.dtype), None, False, None)
         else:
             c = cotangents[i]
             c_levels = c._levels if type(c) is BatchedTensor else ()

@@ -202,8 +202,10 @@ def _enter(a: Tensor, d: int, level: Level) -> Tensor:
 
 def _exit(func: Callable, o: Any, level: Level, d: Any) -> Any:
     """Output ``o`` of the function with ``level``'s batch dim at (logical) dim ``d``."""
-    name = func_name(func)
     batched = type(o) is BatchedTensor and level in o._levels
+    if batched and d == 0 and o._levels[-1] is level:  # the usual case: nothing to move
+        return _batched.make(o._value, o._levels[:-1])
+    name = func_name(func)
     if d is None:
         if batched:
             raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when "

@@ -31,8 +31,9 @@ from .._ops.embedding import embedding as _embedding
 # functional names: special functions and activations [special]
 from .._ops.activation import (  # noqa: F401
     celu, celu_, elu, elu_, hardsigmoid, hardswish, hardtanh, hardtanh_, logsigmoid, mish,
-    relu6, selu, selu_, softmin, softplus, softsign,
+    relu6, selu, selu_, softmin, softplus, softsign, threshold_,
 )
+from .._ops.activation import _threshold as threshold  # noqa: F401 - torch's Python name
 # functional names: shape, indexing and creation [shape]
 from .._ops.indexing import one_hot  # noqa: F401,E402
 # functional names: sorting, scans, reductions and products [sorting]
@@ -136,6 +137,70 @@ def _verify_spatial_size(size: Any) -> None:
                          f"{size}")
 
 
+# Note [Adaptive pools' output sizes]
+# torch checks an adaptive pool's output size before allocating the output: the average pool
+# refuses a negative size with its own text and an element count past int64 with numel's
+# ("numel: integer multiplication overflow"); the max pool, whose first step is allocating its
+# outputs, gives the allocator's texts (negative dimension, storage size overflow).  A size
+# that passes and still cannot be allocated is the CPU allocator's error, as in torch.  The
+# sizes are those of the 2-d op (the 1-d pools run it on a height-1 image).
+def _check_adaptive_output(kind: str, lead: tuple, size: tuple, dtype: Any) -> None:
+    from .._ops.allocation import check_new_sizes, check_numel
+
+    if not all(isinstance(s, (int, np.integer)) for s in size):
+        return  # the op's own check reports it
+    sizes = tuple(int(s) for s in lead) + tuple(int(s) for s in size)
+    if kind == "avg":
+        if any(s < 0 for s in size):
+            raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater "
+                               f"than or equal to 0 but received {{{', '.join(map(str, size))}}}")
+        check_numel(sizes)
+    else:
+        check_new_sizes(sizes, np.dtype(dtype))
+
+
+def _allocating(call: Any, sizes: tuple, dtype: Any) -> Any:
+    """``call()``, with NumPy's failure to allocate an output of ``sizes`` raised as torch's."""
+    from .._ops.allocation import alloc_error
+
+    try:
+        return call()
+    except MemoryError:
+        nbytes = int(np.prod(sizes, dtype=object)) * np.dtype(dtype).itemsize
+        raise alloc_error(nbytes) from None
+
+
+def _adaptive_pool(kind: str, call: Any, input: Tensor, size: tuple, lead: tuple) -> Any:
+    """Run the 2-d adaptive pool ``call`` after Note [Adaptive pools' output sizes]."""
+    dtype = input._data.dtype
+    well_shaped = input._data.ndim in (3, 4) and all(n for n in input._data.shape[-2:])
+    if kind == "max" or well_shaped or any(int(s) < 0 for s in size
+                                           if isinstance(s, (int, np.integer))):
+        # (the average pool checks the input's dims between its two size checks)
+        _check_adaptive_output(kind, lead, size, dtype)
+    # a 1x1 average is a mean, whose own dtype check speaks
+    if well_shaped and not (kind == "avg" and tuple(size) == (1, 1)):
+        checks.not_implemented_for(f"adaptive_{kind}_pool2d", dtype, "biu")
+    if not all(isinstance(s, (int, np.integer)) for s in size):
+        return call()
+    return _allocating(call, tuple(lead) + tuple(int(s) for s in size), dtype)
+
+
+# Note [The private names in torch's TypeErrors]
+# torch's F.max_pool2d, F.max_pool1d and the adaptive max pools are dispatchers (on
+# ``return_indices``) that forward ``*args, **kwargs`` to Python functions named
+# ``_max_pool2d``... , so a wrong call shape gets Python's TypeError naming those
+# ("_max_pool2d() got an unexpected keyword argument 'bogus'").  Python names a function
+# by its ``__qualname__`` in such errors: the wrappers below keep their public ``__name__``
+# and take torch's private name as their qualified name.
+def _python_name(private: str) -> Any:
+    def rename(fn: Any) -> Any:
+        fn.__qualname__ = private
+        return fn
+    return rename
+
+
+@_python_name("_max_pool2d")
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """2-d max pooling over ``(N, C, H, W)`` or ``(C, H, W)`` (grad_fn
@@ -145,12 +210,15 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@_python_name("_adaptive_max_pool2d")
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max over ``output_size`` adaptive bins of the last two dims (indices too if asked)."""
     checks.python_method(input, "size", Tensor)
     output_size = _list_with_default(output_size, input.size())
     _ADAPTIVE_MAX_POOL[2](input, output_size)
-    return _adaptive_max_pool2d(input, output_size, return_indices)
+    size = _pair(output_size)
+    return _adaptive_pool("max", lambda: _adaptive_max_pool2d(input, output_size, return_indices),
+                          input, size, input.shape[:-2])
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
@@ -158,7 +226,9 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     checks.python_method(input, "size", Tensor)
     output_size = _list_with_default(output_size, input.size())
     _ADAPTIVE_AVG_POOL2D(input, output_size)
-    return _adaptive_avg_pool2d(input, output_size)
+    size = _pair(output_size)
+    return _adaptive_pool(  # type: ignore[no-any-return]
+        "avg", lambda: _adaptive_avg_pool2d(input, output_size), input, size, input.shape[:-2])
 
 
 def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -293,7 +363,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> torch.nn.functional.linear(torch.ones(1, 2), torch.ones(3, 2), torch.zeros(3))
     tensor([[2., 2., 2.]])
     """
-    from .._ops.linalg import addmm, matmul
+    from .._ops.matmul import addmm, matmul
     from .._ops.shape import t, view
 
     x = input._data
@@ -328,6 +398,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return conv_nd(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@_python_name("_max_pool1d")
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """1-d max pooling over ``(N, C, L)`` or ``(C, L)``: ``max_pool2d`` of a height-1 image."""
@@ -462,8 +533,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     """
     import math
 
-    from .._ops.linalg import matmul
-    from .._ops.shape import index_select, transpose
+    from .._ops.matmul import matmul
+    from .._ops.indexing import index_select
+    from .._ops.shape import transpose
 
     q_, k_, v_ = query._data, key._data, value._data
     if q_.ndim < 2 or k_.ndim < 2 or v_.ndim < 2:
@@ -649,7 +721,7 @@ def multi_head_attention_forward(
     """
     import math
 
-    from .._ops.linalg import matmul
+    from .._ops.matmul import matmul
     from .._ops.shape import cat, chunk, permute, repeat, reshape, squeeze, transpose, \
         unsqueeze, view
     from .._creation import zeros
@@ -863,16 +935,21 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     from .._ops.shape import squeeze, unsqueeze
 
     _check_1d(input, "adaptive_avg_pool1d")
-    return squeeze(_adaptive_avg_pool2d(unsqueeze(input, -2), (1, _first(output_size))), -2)
+    image, size = unsqueeze(input, -2), (1, _first(output_size))
+    return squeeze(_adaptive_pool("avg", lambda: _adaptive_avg_pool2d(image, size), image, size,
+                                  image.shape[:-2]), -2)
 
 
+@_python_name("_adaptive_max_pool1d")
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max over ``output_size`` adaptive bins of ``(N, C, L)`` (indices with it if asked)."""
     from .._ops.shape import squeeze, unsqueeze
 
     _ADAPTIVE_MAX_POOL[1](input, output_size)
     _check_1d(input, "adaptive_max_pool1d")
-    out, idx = _adaptive_max_pool2d(unsqueeze(input, -2), (1, _first(output_size)), True)
+    image, size = unsqueeze(input, -2), (1, _first(output_size))
+    out, idx = _adaptive_pool("max", lambda: _adaptive_max_pool2d(image, size, True), image,
+                              size, image.shape[:-2])
     if return_indices:
         return squeeze(out, -2), squeeze(idx, -2)
     return squeeze(out, -2)

@@ -64,18 +64,21 @@ class SGD(Optimizer):
             wd = _to_scalar(group["weight_decay"])
             momentum = group["momentum"]
             dampening = group["dampening"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
+            params = [p for p in group["params"] if p._grad is not None]
+            # As torch, every parameter's momentum buffer is looked up before any update and
+            # stored after all: a parameter listed twice gets two fresh buffers on the first
+            # step (two plain SGD steps) and shares the stored one afterwards.
+            buffers = [self.state[p].get("momentum_buffer") if momentum != 0 else None
+                       for p in params]
+            for i, p in enumerate(params):
                 dt = p._data.dtype.type
                 g = _grad_of(p, group["maximize"])
                 if wd != 0:
                     g = fused_multiply_add(p._data, dt(wd), g)
                 if momentum != 0:
-                    state = self.state[p]
-                    buf_t = state.get("momentum_buffer")
+                    buf_t = buffers[i]
                     if buf_t is None:
-                        buf_t = state["momentum_buffer"] = _new_buffer(p, g)
+                        buf_t = buffers[i] = _new_buffer(p, g)
                     else:
                         buf = _inplace(buf_t)
                         buf *= dt(momentum)
@@ -87,6 +90,9 @@ class SGD(Optimizer):
                         g = buf_t._data
                 param = _inplace(p)
                 _fma_(param, g, dt(-lr))
+            if momentum != 0:
+                for p, buf_t in zip(params, buffers):
+                    self.state[p]["momentum_buffer"] = buf_t
         return loss
 
 

@@ -35,7 +35,13 @@ def run_case(case: Case, npgrad: Any, torch: Any) -> tuple[Mismatch | None, Outc
     finally:
         npgrad.default_generator.set_state(np_state)
         torch.set_rng_state(torch_state)
-    return compare(mine, theirs, case.compare_values), mine, theirs
+    return compare(mine, theirs, case.compare_values, MIXED_PRECISION.get(case.mutation, "")), \
+        mine, theirs
+
+
+# The variants that make a case mix float dtypes, and the least precise dtype they bring in
+# (Note [Mixed-precision tolerance] in fuzz/outcome.py): other_float swaps float32 and float64.
+MIXED_PRECISION = {"other_float": "float32", "float16": "float16"}
 
 
 # Note [The CI profile]
