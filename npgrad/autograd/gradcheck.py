@@ -86,11 +86,7 @@ def _is_sparse(x: Any) -> bool:
 
 def _dense_array(t: Any) -> np.ndarray:
     """A gradient's values as a dense array (a sparse gradient's duplicates added up)."""
-    if not t.is_sparse:
-        return t._data
-    out = np.zeros(t._data.shape, dtype=t._data.dtype)
-    np.add.at(out, tuple(t._sp_indices), t._sp_values)
-    return out
+    return t.to_dense()._data if t.is_sparse else t._data
 
 
 def _densify(inputs: tuple) -> tuple:
