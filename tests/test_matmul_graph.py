@@ -75,3 +75,13 @@ def test_unrecorded_product_matches_the_recorded_one(s1: tuple, s2: tuple) -> No
     assert plain.grad_fn is None and not plain.requires_grad
     assert plain.shape == recorded.shape and plain.is_contiguous()
     np.testing.assert_allclose(plain.numpy(), recorded.detach().numpy(), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_two_element_dot_is_torchs_to_the_last_bit(dtype):
+    """Note [A two-element dot product]: whatever kernel NumPy's BLAS picks on this CPU."""
+    torch = pytest.importorskip("torch")
+    pairs = np.random.default_rng(7).standard_normal((500, 2, 2)).astype(dtype)
+    ours = [npgrad.dot(npgrad.from_numpy(a), npgrad.from_numpy(b)).item() for a, b in pairs]
+    theirs = [torch.dot(torch.from_numpy(a), torch.from_numpy(b)).item() for a, b in pairs]
+    assert ours == theirs

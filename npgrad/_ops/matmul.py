@@ -186,8 +186,22 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """
     a, b = input._data, tensor._data
     _check_dot(a.shape, b.shape, a.dtype, b.dtype)
-    out: Tensor = DOT.record((input, tensor), np.asarray(np.dot(a, b), dtype=a.dtype))
+    out: Tensor = DOT.record((input, tensor), np.asarray(_dot_np(a, b), dtype=a.dtype))
     return out
+
+
+# Note [A two-element dot product]
+# NumPy hands a 1-D ``dot`` to its BLAS, whose kernel depends on the CPU: on AVX-512
+# machines OpenBLAS's ddot fuses a multiply into the add, so ``dot`` of two float64
+# 2-vectors differs from torch's in the last bit about a quarter of the time.  torch's
+# result for two elements is the plain ``a0*b0 + a1*b1`` (measured on AVX2 and AVX-512
+# machines, float32 and float64).  Two-element dots are what 2-parameter optimizers (the
+# LBFGS direction on Rosenbrock) take every step, so they are computed that way here;
+# longer ones stay with the BLAS, whose order torch's own BLAS does not share either.
+def _dot_np(a: np.ndarray, b: np.ndarray) -> Any:
+    if a.shape[0] == 2 and a.dtype.char in "fd":
+        return a[0] * b[0] + a[1] * b[1]
+    return np.dot(a, b)
 
 
 DOT = General(
@@ -405,7 +419,9 @@ def _add_product(entry: General, input: Tensor, a: Tensor, b: Tensor, prod: np.n
 
 
 @signature("addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, "
-           "Tensor out=None)")
+           "Tensor out=None)",
+           "addmv(Scalar beta, Tensor input, Tensor mat, Tensor vec, *, "
+           "Tensor out=None)|deprecated")  # Note [Deprecated overloads]
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``; AddmvBackward0.
 
@@ -441,7 +457,9 @@ AddmvBackward0 = ADDMV.node
 
 
 @signature("addr(Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, "
-           "Tensor out=None)")
+           "Tensor out=None)",
+           "addr(Scalar beta, Tensor input, Tensor vec1, Tensor vec2, *, "
+           "Tensor out=None)|deprecated")  # Note [Deprecated overloads]
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``; AddrBackward0.
 
@@ -522,7 +540,9 @@ def _summed_batches(grad: Tensor, batches: int) -> Tensor:
 
 
 @signature("addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, "
-           "Tensor out=None)")
+           "Tensor out=None)",
+           "addbmm(Scalar beta, Tensor input, Tensor batch1, Tensor batch2, *, "
+           "Tensor out=None)|deprecated")  # Note [Deprecated overloads]
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
            alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum(bmm(batch1, batch2), 0)``; AddbmmBackward0.
