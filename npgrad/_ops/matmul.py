@@ -194,8 +194,9 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
 # NumPy hands a 1-D ``dot`` to its BLAS, whose kernel depends on the CPU: on AVX-512
 # machines OpenBLAS's ddot fuses a multiply into the add, so ``dot`` of two float64
 # 2-vectors differs from torch's in the last bit about a quarter of the time.  torch's
-# result for two elements is the plain ``a0*b0 + a1*b1`` (measured on AVX2 and AVX-512
-# machines, float32 and float64).  Two-element dots are what 2-parameter optimizers (the
+# result for two elements is the plain ``a0*b0 + a1*b1`` (measured on an AVX-512 machine,
+# float32 and float64; on the AVX2 machines where the LBFGS tests were written, NumPy's
+# ddot gave the same numbers).  Two-element dots are what 2-parameter optimizers (the
 # LBFGS direction on Rosenbrock) take every step, so they are computed that way here;
 # longer ones stay with the BLAS, whose order torch's own BLAS does not share either.
 def _dot_np(a: np.ndarray, b: np.ndarray) -> Any:
