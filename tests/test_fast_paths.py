@@ -351,3 +351,56 @@ def test_saved_inputs_check_versions_and_inference():
     z.sum().backward()
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         z.grad_fn._saved_other  # noqa: B018 - reading the attribute is what raises
+
+
+# -- what the import builds cheaply ---------------------------------------------------------
+
+def test_rule_names_read_from_code_equal_the_signatures():
+    import functools
+    import inspect
+
+    from npgrad._ops import registry
+
+    def plain(grad, self, *, dim, keepdim=False):
+        return grad
+
+    def variadic(grad, *rest, **options):
+        return grad
+
+    @functools.wraps(plain)
+    def wrapped(*args, **kwargs):
+        return plain(*args, **kwargs)
+
+    rules = [plain, variadic, wrapped, functools.partial(plain, dim=0),
+             lambda grad, result: grad * result]
+    for rule in rules:
+        assert registry._rule_names(rule) == tuple(inspect.signature(rule).parameters)
+    assert registry._rule_names(plain) == ("grad", "self", "dim", "keepdim")
+    assert registry._rule_names(wrapped) == ("grad", "self", "dim", "keepdim")  # __wrapped__'s
+    assert registry._rule_names(variadic) == ("grad", "rest", "options")
+
+
+def test_saved_attributes_come_from_every_class_of_the_node():
+    from npgrad.autograd.graph import Node
+
+    class Base(Node):
+        __slots__ = ("dim", "self_sizes")
+        _saved_fields = ("self_",)
+
+    class Mixin:
+        __slots__ = ()
+
+    class Child(Base, Mixin):
+        __slots__ = ("other_", "alpha")
+        _saved_fields = ("other_",)
+
+    node = Child.__new__(Child)
+    node.dim, node.alpha = 1, 2.0
+    assert node._saved_dim == 1 and node._saved_alpha == 2.0
+    assert node._saved_self is None and node._saved_other is None  # tensors never saved
+    for name in ("_saved_self_sizes", "_saved_self_sym_sizes", "_raw_saved_self",
+                 "_raw_saved_other"):
+        assert hasattr(Child, name)
+    assert not hasattr(Child, "_raw_saved_dim")       # only saved tensors have a raw handle
+    with pytest.raises(AttributeError, match="'Child' object has no attribute '_saved_self_sizes'"):
+        node._saved_self_sizes  # noqa: B018 - reading the attribute is what raises

@@ -122,11 +122,15 @@ class Adam(Optimizer):
                 if amsgrad:
                     max_sq = _inplace(state["max_exp_avg_sq"])
                     np.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    denom = np.sqrt(max_sq) / dt(bias_correction2_sqrt)
+                    denom = np.sqrt(max_sq)
                 else:
-                    denom = np.sqrt(exp_avg_sq) / dt(bias_correction2_sqrt)
+                    denom = np.sqrt(exp_avg_sq)
+                # torch's roundings, in two temporaries instead of four
+                denom /= dt(bias_correction2_sqrt)
                 denom += dt(eps)
+                update = np.multiply(exp_avg, dt(-step_size))
+                update /= denom
                 param = _inplace(p)
-                param += (dt(-step_size) * exp_avg) / denom
+                param += update
         return loss
 
