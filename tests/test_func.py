@@ -714,6 +714,89 @@ def test_torch_documentation_examples():
                           list(b) if isinstance(b, tuple) else b, rtol=1e-5, atol=1e-6)
 
 
+def _per_sample_grads_tutorial(m, F):
+    """torch.func's per-sample-gradients tutorial: a small CNN (conv, relu, max_pool2d,
+    linear, log_softmax, nll_loss), ``vmap(grad(loss), in_dims=(None, None, 0, 0))`` over
+    ``functional_call(model, (params, buffers), ...)``."""
+    nnf = m.nn.functional
+
+    class SimpleCNN(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = m.nn.Conv2d(1, 4, 3, 1)
+            self.conv2 = m.nn.Conv2d(4, 6, 3, 1)
+            self.fc1 = m.nn.Linear(6, 8)
+            self.fc2 = m.nn.Linear(8, 10)
+
+        def forward(self, x):
+            x = nnf.max_pool2d(nnf.relu(self.conv2(nnf.relu(self.conv1(x)))), 2)
+            x = nnf.relu(self.fc1(m.flatten(x, 1)))
+            return nnf.log_softmax(self.fc2(x), dim=1)
+
+    m.manual_seed(0)
+    model = SimpleCNN()
+    data = m.tensor(np.random.default_rng(1).standard_normal((8, 1, 6, 6)).astype(np.float32))
+    targets = m.tensor(np.arange(8) % 10)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    buffers = {k: v.detach() for k, v in model.named_buffers()}
+
+    def compute_loss(params, buffers, sample, target):
+        predictions = F.functional_call(model, (params, buffers), (sample.unsqueeze(0),))
+        return nnf.nll_loss(predictions, target.unsqueeze(0))
+
+    per_sample = F.vmap(F.grad(compute_loss), in_dims=(None, None, 0, 0))(params, buffers, data,
+                                                                          targets)
+    looped = {k: m.stack([F.grad(compute_loss)(params, buffers, data[i], targets[i])[k]
+                          for i in range(8)]) for k in params}
+    return per_sample, looped
+
+
+def test_per_sample_grads_tutorial():
+    import warnings
+
+    from npgrad.func import _vmap
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every op of the CNN has a batching rule, as in torch
+        original, _vmap._by_slices = _vmap._by_slices, None  # and none runs by slices
+        try:
+            mine, mine_loop = _per_sample_grads_tutorial(npgrad, nf)
+        finally:
+            _vmap._by_slices = original
+    theirs, _ = _per_sample_grads_tutorial(torch, tf)
+    for key in mine:
+        np.testing.assert_allclose(_np(mine[key]), _np(mine_loop[key]), rtol=1e-5, atol=1e-6)
+    assert_tree_close(mine, theirs, rtol=1e-4, atol=1e-6)
+
+
+def _jacobians_tutorial(m, F):
+    """torch.func's Jacobians-and-Hessians tutorial: ``predict(weight, bias, x)``."""
+    m.manual_seed(0)
+    d = 6
+    weight, bias = m.randn(d, d), m.randn(d)
+    x, xs = m.randn(d), m.randn(4, d)
+
+    def predict(weight, bias, x):
+        return m.nn.functional.linear(x, weight, bias).tanh()
+
+    return [
+        F.jacrev(predict, argnums=2)(weight, bias, x),
+        F.jacfwd(predict, argnums=2)(weight, bias, x),
+        F.jacrev(predict, argnums=(0, 1))(weight, bias, x),
+        F.vmap(F.jacrev(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, xs),
+        F.vmap(F.jacfwd(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, xs),
+        F.jacrev(F.jacrev(predict, argnums=2), argnums=2)(weight, bias, x),
+        F.jacfwd(F.jacrev(predict, argnums=2), argnums=2)(weight, bias, x),
+        F.hessian(predict, argnums=2)(weight, bias, x),
+        F.vmap(F.hessian(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, xs),
+    ]
+
+
+def test_jacobians_hessians_tutorial():
+    assert_tree_close(_jacobians_tutorial(npgrad, nf), _jacobians_tutorial(torch, tf),
+                      rtol=1e-5, atol=1e-6)
+
+
 def test_transforms_are_differentiable_gradcheck():
     """float64 gradcheck / gradgradcheck through vmap, grad, jacrev, jacfwd and functional_call."""
     gc = npgrad.autograd.gradcheck

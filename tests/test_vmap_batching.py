@@ -24,6 +24,13 @@ M45 = RNG.standard_normal((B, 4, 5))
 P45 = RNG.standard_normal((4, 5))
 LOGITS = RNG.standard_normal((B, 2, 5))
 LABELS = RNG.integers(0, 5, (B, 2))
+SPD = RNG.standard_normal((B, 3, 3))
+SPD = SPD @ SPD.transpose(0, 2, 1) + 3 * np.eye(3)  # symmetric positive definite samples
+IDX = RNG.integers(0, 4, (B, 3, 4))
+IMG = RNG.standard_normal((B, 2, 3, 5, 5))  # per sample (N, C, H, W)
+W2 = RNG.standard_normal((4, 3, 3, 3))
+WB = RNG.standard_normal((B, 4, 3, 3, 3))  # one conv weight per sample
+P5 = RNG.standard_normal(5)
 
 
 def _case(name: str, fn: Callable, arrays: tuple, in_dims: Any = 0, out_dims: Any = 0) -> Any:
@@ -116,6 +123,171 @@ RULE_CASES = [
     _case("mse_loss", lambda m, x, y: F(m).mse_loss(x, y), (A34, A34 * 0.5)),
     _case("mse_loss_plain_target", lambda m, x, y: F(m).mse_loss(x, y, reduction="sum"),
           (A34, P34), (0, None)),
+    *[_case(name, fn, arrays, dims) for name, fn, arrays, dims in (
+        # linear algebra (Note [Matrix ops batch over leading dims])
+        ("inv", lambda m, x: m.linalg.inv(x), (SPD,), 0),
+        ("det_slogdet", lambda m, x: (m.linalg.det(x), *m.linalg.slogdet(x)), (SPD,), 0),
+        ("cholesky_qr", lambda m, x: (m.linalg.cholesky(x), *m.linalg.qr(x)), (SPD,), 0),
+        ("eigvalsh_svdvals", lambda m, x: (m.linalg.eigvalsh(x), m.linalg.svdvals(x)), (SPD,),
+         0),
+        ("pinv_matrix_power", lambda m, x: (m.linalg.pinv(x), m.linalg.matrix_power(x, 3)),
+         (SPD,), 0),
+        ("matrix_norm", lambda m, x: m.linalg.matrix_norm(x, "nuc"), (SPD,), 0),
+        ("solve_vector", lambda m, a, b: m.linalg.solve(a, b), (SPD, SPD[:, 0]), 0),
+        ("solve_plain_rhs", lambda m, a, b: m.linalg.solve(a, b), (SPD, SPD[0, :, :2]),
+         (0, None)),
+        ("solve_triangular", lambda m, a, b: m.linalg.solve_triangular(a, b, upper=False),
+         (np.tril(SPD), SPD), 0),
+        ("linalg_cross", lambda m, x, y: m.linalg.cross(x, y), (SPD, SPD[0]), (0, None)),
+        # norms and distances
+        ("vector_norm", lambda m, x: m.linalg.vector_norm(x, 1, dim=-1), (SPD,), 0),
+        ("tensor_norm", lambda m, x: (x.norm(), m.norm(x, 3, dim=0)), (SPD,), 0),
+        ("linalg_norm", lambda m, x: (m.linalg.norm(x), m.linalg.norm(x, "fro")), (SPD,), 0),
+        ("dist", lambda m, x, y: m.dist(x, y, 3), (SPD, SPD[0]), (0, None)),
+        ("cdist", lambda m, x, y: m.cdist(x, y), (SPD, SPD[0, :2]), (0, None)),
+        ("pairwise_distance", lambda m, x, y: F(m).pairwise_distance(x, y), (SPD, SPD[0]),
+         (0, None)),
+        ("cosine_similarity", lambda m, x, y: F(m).cosine_similarity(x, y, dim=-1),
+         (SPD, SPD), 0),
+        # gather / scatter / index ops (Note [Index ops under vmap])
+        ("gather", lambda m, x, i: x.gather(1, i), (A34, IDX), 0),
+        ("gather_plain_index", lambda m, x, i: m.gather(x, 1, i), (A34, IDX[0]), (0, None)),
+        ("take_along_dim", lambda m, x, i: m.take_along_dim(x, i, 1), (A34, IDX), 0),
+        ("scatter_add", lambda m, x, i, s: x.scatter_add(1, i, s), (A34, IDX, A34 * 2), 0),
+        ("scatter_value", lambda m, x, i: x.scatter(1, i, 2.0), (A34, IDX), 0),
+        ("scatter_reduce_amax", lambda m, x, i, s: x.scatter_reduce(1, i, s, "amax"),
+         (A34, IDX, A34 * 2), 0),
+        ("scatter_add_inplace", lambda m, x, i, s: x.clone().scatter_add_(0, i, s),
+         (A34, IDX % 3, A34 * 2), 0),
+        ("index_select", lambda m, x: x.index_select(1, m.tensor([0, 2])), (A34,), 0),
+        ("index_add", lambda m, x, s: x.index_add(1, m.tensor([0, 2]), s, alpha=2),
+         (A34, A34[:, :, :2]), 0),
+        ("index_fill", lambda m, x: x.index_fill(1, m.tensor([0, 2]), -1.0), (A34,), 0),
+        ("index_copy", lambda m, x, s: x.index_copy(0, m.tensor([2, 0]), s),
+         (A34, A34[:, :2]), 0),
+        ("select_scatter", lambda m, x, s: m.select_scatter(x, s, 0, 1), (A34, A4), 0),
+        ("slice_scatter", lambda m, x, s: m.slice_scatter(x, s, 1, 0, 2), (A34, A34[:, :, :2]),
+         0),
+        ("diagonal_scatter", lambda m, x, s: m.diagonal_scatter(x, s), (A34, A34[:, :, 0]), 0),
+        # convolutions and pools (Note [Ops with a batch dim of their own])
+        ("conv2d", lambda m, x, w: F(m).conv2d(x, w, padding=1), (IMG, W2), (0, None)),
+        ("conv2d_unbatched_form", lambda m, x, w: F(m).conv2d(x, w), (IMG[:, 0], W2),
+         (0, None)),
+        ("conv1d_in_dim_1", lambda m, x, w: F(m).conv1d(x, w), (IMG[:, :, :, 0].swapaxes(0, 1),
+                                                              W2[:, :, 0]), (1, None)),
+        ("conv_transpose2d", lambda m, x, w: F(m).conv_transpose2d(x, w, stride=2),
+         (IMG, W2.swapaxes(0, 1)), (0, None)),
+        ("max_pool2d", lambda m, x: F(m).max_pool2d(x, 2), (IMG,), 0),
+        ("max_pool2d_indices", lambda m, x: F(m).max_pool2d(x, 2, return_indices=True),
+         (IMG[:, 0],), 0),
+        ("avg_pool2d", lambda m, x: F(m).avg_pool2d(x, 2, stride=1), (IMG,), 0),
+        ("adaptive_avg_pool2d", lambda m, x: F(m).adaptive_avg_pool2d(x, (2, 1)), (IMG,), 0),
+        ("adaptive_max_pool2d", lambda m, x: F(m).adaptive_max_pool2d(x, 2), (IMG,), 0),
+        ("pixel_shuffle", lambda m, x: F(m).pixel_shuffle(x, 2), (WB[:, :, 0],), 0),
+        # batched convolution weights (Note [Batched convolution weights])
+        ("conv2d_batched_weight", lambda m, x, w, b: F(m).conv2d(x, w, b),
+         (IMG, WB, WB[:, :, 0, 0, 0]), 0),
+        ("conv2d_batched_weight_plain_input", lambda m, x, w: F(m).conv2d(x, w, padding=1),
+         (IMG[0], WB), (None, 0)),
+        ("conv2d_batched_weight_groups", lambda m, x, w, b: F(m).conv2d(x, w, b, groups=3),
+         (IMG, WB[:, :3, :1], W2[:3, 0, 0, 0]), (0, 0, None)),
+        ("conv2d_batched_weight_unbatched_form", lambda m, x, w: F(m).conv2d(x, w, stride=2),
+         (IMG[:, 0], WB), 0),
+        ("conv1d_batched_weight", lambda m, x, w: F(m).conv1d(x, w),
+         (IMG[:, :, :, 0], WB[:, :, :, 0]), 0),
+        ("conv_transpose2d_batched_weight",
+         lambda m, x, w: F(m).conv_transpose2d(x, w, stride=2, padding=1),
+         (IMG, WB.swapaxes(1, 2)), 0),
+        # normalization, padding, resampling (Note [Normalization under vmap])
+        ("layer_norm", lambda m, x, w, b: F(m).layer_norm(x, (5,), w, b), (IMG, P5, P5 * 2),
+         (0, None, None)),
+        ("layer_norm_batched_weight", lambda m, x, w: F(m).layer_norm(x, (5, 5), w),
+         (IMG, IMG[:, 0, 0]), 0),
+        ("group_norm", lambda m, x, w: F(m).group_norm(x, 1, w), (IMG, P5[:3]), (0, None)),
+        ("group_norm_batched_weight", lambda m, x, w, b: F(m).group_norm(x, 3, w, b),
+         (IMG, A34[:, :, 0], A34[:, :, 1]), 0),
+        ("batch_norm_train", lambda m, x, w: F(m).batch_norm(x, None, None, w, training=True),
+         (IMG, P5[:3]), (0, None)),
+        ("batch_norm_train_batched_weight",
+         lambda m, x, w, b: F(m).batch_norm(x, None, None, w, b, True), (IMG, A34[:, :, 0],
+                                                                          A34[:, :, 1]), 0),
+        ("batch_norm_eval", lambda m, x, w: F(m).batch_norm(
+            x, m.tensor(P5[:3]), m.tensor(np.abs(P5[:3])) + 1, w), (IMG, A34[:, :, 0]), 0),
+        ("batch_norm_train_stats_batched_weight", lambda m, x, w: F(m).batch_norm(
+            x, m.zeros(3, dtype=x.dtype), m.ones(3, dtype=x.dtype), w, training=True),
+         (IMG[0], A34[:, :, 0]), (None, 0)),
+        ("layer_norm_plain_input", lambda m, x, w: F(m).layer_norm(x, (5,), w),
+         (IMG[0], IMG[:, 0, 0, 0]), (None, 0)),
+        ("pad_constant", lambda m, x: F(m).pad(x, (1, 2, 0, 1), value=0.5), (IMG,), 0),
+        ("pad_reflect", lambda m, x: F(m).pad(x, (1, 1, 2, 0), mode="reflect"), (IMG,), 0),
+        ("pad_replicate_unbatched_form", lambda m, x: F(m).pad(x, (1, 2), mode="replicate"),
+         (IMG[:, 0],), 0),
+        ("pad_circular", lambda m, x: F(m).pad(x, (1, 1, 2, 1), mode="circular"), (IMG,), 0),
+        ("interpolate_nearest", lambda m, x: F(m).interpolate(x, scale_factor=2), (IMG,), 0),
+        ("interpolate_bilinear", lambda m, x: F(m).interpolate(x, size=(7, 3), mode="bilinear"),
+         (IMG.swapaxes(0, 2),), 2),
+        ("reductions_of_0dim_samples", lambda m, v: (
+            v.sum(0), v.sum(-1, keepdim=True), v.max(0), v.cumsum(0), v.softmax(0),
+            m.logsumexp(v, 0), v.sort(0), v.topk(1, 0), v.mean(dim=(0,)), v.argmax(0)),
+         (A4[:, 0],), 0),
+        # shape ops by their logical dims (Note [Shape ops by their logical dims])
+        ("flip_family", lambda m, x: (x.flip(-1), m.fliplr(x), m.flipud(x)), (A34,), 0),
+        ("repeat_tile", lambda m, x: (x.repeat(2, 1, 2), m.tile(x, (2,))), (A34,), 0),
+        ("broadcast_to_ravel", lambda m, x: (m.broadcast_to(x, (2, 4)), m.ravel(x.t())), (A4,),
+         0),
+        ("narrow_copy_msort", lambda m, x: (x.narrow_copy(1, 1, 2), m.msort(x)), (A34,), 0),
+        ("diag_both_ways", lambda m, x: (m.diag(x, 1), m.diag(x[0], -1)), (A34,), 0),
+        ("hstack_vstack", lambda m, x, p: (m.hstack([x, p]), m.vstack([x, p]),
+                                           m.hstack([x[0], p[0]])), (A34, P34), (0, None)),
+        ("hsplit_vsplit", lambda m, x: (m.hsplit(x, 2), m.vsplit(x[:2], [1])), (A34,), 0),
+        ("topk_kthvalue_last_dim", lambda m, x: (x.topk(2), x.kthvalue(2)), (A34,), 0),
+        ("split_fn_broadcast_tensors", lambda m, x, p: (m.split(x, 2, 1),
+                                                        m.broadcast_tensors(x[:, :1], p[0])),
+         (A34, P34), (0, None)),
+        ("atleast_nd", lambda m, x, p: (m.atleast_1d(x[0, 0]), m.atleast_2d(x[0], p),
+                                        m.atleast_3d([x[0], x])), (A34, P4), (0, None)),
+        ("multi_dot", lambda m, v, a, b: (m.linalg.multi_dot([v, a, b]),
+                                          m.linalg.multi_dot([a.t(), a])), (A34[:, 0, :3], A34,
+                                                                             P45), (0, 0, None)),
+        ("rot90_kron", lambda m, x, p: (m.rot90(x, 1, (1, 0)), m.kron(x, p), m.kron(p[0], x)),
+         (A34, P34), (0, None)),
+        # activations and embeddings without a signature check of their own
+        ("silu_glu_normalize", lambda m, x: (F(m).silu(x), F(m).glu(x), F(m).normalize(x, dim=0)),
+         (A34,), 0),
+        ("embedding_batched_indices", lambda m, i, w: F(m).embedding(i, w), (IDX[:, 0], P45),
+         (0, None)),
+        ("embedding_batched_table", lambda m, i, w: F(m).embedding(i, w), (IDX[0], M45), (None, 0)),
+        ("embedding_both_batched", lambda m, i, w: F(m).embedding(i, w, padding_idx=0),
+         (IDX[:, 0], M45), 0),
+        # products with an added term
+        ("addmm", lambda m, i, a, b: m.addmm(i, a, b, beta=0.5, alpha=2), (SPD, SPD, SPD), 0),
+        ("addmm_plain_operands", lambda m, i, a, b: m.addmm(i, a, b), (SPD[0], SPD, SPD[0]),
+         (None, 0, None)),
+        ("addmv", lambda m, i, a, b: m.addmv(i, a, b), (SPD[:, 0], SPD, SPD[:, 1]), 0),
+        ("addr", lambda m, i, a, b: m.addr(i, a, b, beta=0), (SPD, SPD[:, 0], SPD[:, 1]), 0),
+        ("baddbmm", lambda m, i, a, b: m.baddbmm(i, a, b), (SPD[:, None], SPD[:, None],
+                                                           SPD[:, None]), 0),
+        ("addbmm", lambda m, i, a, b: m.addbmm(i, a, b), (SPD, SPD[:, None], SPD[:, None]), 0),
+        ("outer_trace", lambda m, a, b: (m.outer(a, b), m.trace(m.outer(a, b))),
+         (SPD[:, 0], SPD[:, 1]), 0),
+        # losses (Note [Elementwise losses])
+        ("binary_cross_entropy", lambda m, x, t: F(m).binary_cross_entropy(x, t),
+         (1 / (1 + np.exp(-SPD)), (SPD > 0) * 1.0), 0),
+        ("bce_with_logits_weights", lambda m, x, t, w: F(m).binary_cross_entropy_with_logits(
+            x, t, pos_weight=w, reduction="sum"), (SPD, (SPD > 0) * 1.0, SPD[0, 0] ** 2),
+         (0, 0, None)),
+        ("kl_div_batchmean", lambda m, x, t: F(m).kl_div(x, t, reduction="batchmean"),
+         (SPD, np.abs(SPD)), 0),
+        ("smooth_l1_huber_l1", lambda m, x, t: (F(m).smooth_l1_loss(x, t, beta=0.5),
+                                                 F(m).huber_loss(x, t, delta=0.5),
+                                                 F(m).l1_loss(x, t, reduction="none")),
+         (SPD, SPD * 0.3), 0),
+        ("soft_margin_hinge", lambda m, x, t: (F(m).soft_margin_loss(x, t),
+                                               F(m).hinge_embedding_loss(x, t, 0.5)),
+         (SPD, np.sign(SPD)), 0),
+        ("margin_ranking", lambda m, x, y, t: F(m).margin_ranking_loss(x, y, t, 0.1),
+         (SPD, SPD * 0.5, np.sign(SPD)), 0),
+    )],
     _case("in_dim_1_out_dim_1", lambda m, x: x.sum(0), (A34.transpose(1, 0, 2),), 1, 1),
     _case("out_dims_tuple", lambda m, x: (x, x.sum()), (A34,), 0, (1, 0)),
     _case("unbatched_output", lambda m, x, p: p * 2, (A34, P4), (0, None)),
@@ -441,3 +613,205 @@ def test_model_ensemble_runs_batched(no_slices: list) -> None:
 def test_model_ensemble_matches_torch() -> None:
     torch = pytest.importorskip("torch")
     _same(_ensemble(npgrad), _ensemble(torch), 1e-6)
+
+
+def _printed_inside(m: Any, fn: Callable, *args: Any, **kwargs: Any) -> list:
+    seen: list = []
+
+    def show(t: Any) -> Any:
+        seen.extend((str(type(t)).replace(m.__name__ + ".", "").replace("_tensor.", ""),
+                     isinstance(t, m.Tensor), repr(t), str(t), repr(t * 2), repr(t.sum(0))))
+        return t
+    fn(m, show)(*args, **kwargs)
+    return seen
+
+
+PRINTED = [
+    pytest.param(lambda m, f: m.func.vmap(f, in_dims=1), lambda m: (m.arange(6.).reshape(2, 3),),
+                 id="in_dims_1"),
+    pytest.param(lambda m, f: m.func.vmap(lambda a, b: f(b), in_dims=(None, -1)),
+                 lambda m: (m.ones(2), m.arange(12.).reshape(3, 2, 2)), id="in_dims_last"),
+    pytest.param(lambda m, f: m.func.vmap(m.func.vmap(f, in_dims=1), in_dims=2),
+                 lambda m: (m.arange(24.).reshape(2, 3, 4),), id="nested_in_dims"),
+    pytest.param(lambda m, f: m.func.vmap(m.func.vmap(f), in_dims=1),
+                 lambda m: (m.arange(24.).reshape(2, 3, 4),), id="nested_inner_0"),
+]
+
+
+@pytest.mark.parametrize("vmapped,inputs", PRINTED)
+def test_printed_batched_tensor_matches_torch(vmapped: Callable, inputs: Callable) -> None:
+    # Note [Printed batch dims]: bdim and value as torch prints them; type(t) prints as a
+    # tensor's type (npgrad's is a subclass: `type(t) is Tensor` stays False)
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # printing runs no per-sample fallback
+        mine = _printed_inside(npgrad, vmapped, *inputs(npgrad))
+    assert mine == _printed_inside(torch, vmapped, *inputs(torch))
+
+
+def test_printed_batched_tensor_no_torch() -> None:
+    seen = _printed_inside(npgrad, lambda m, f: m.func.vmap(f, in_dims=1),
+                           npgrad.arange(6.).reshape(2, 3))
+    assert seen[0] == "<class 'npgrad.Tensor'>" or seen[0].endswith("Tensor'>")
+    assert seen[2] == ("BatchedTensor(lvl=1, bdim=1, value=\n    tensor([[0., 1., 2.],\n"
+                       "            [3., 4., 5.]])\n)")
+    assert seen[3] == seen[2]
+    assert seen[5] == "BatchedTensor(lvl=1, bdim=0, value=\n    tensor([3., 5., 7.])\n)"
+
+
+RANDOM_DIMS = [
+    pytest.param(lambda m, t: m.rand_like(t), 1, 0, "different", id="rand_like_in_dim_1"),
+    pytest.param(lambda m, t: m.randn_like(t) * 2, -1, 0, "different", id="randn_like_in_dim_last"),
+    pytest.param(lambda m, t: t + m.rand(4), 1, 0, "different", id="rand_in_dim_1"),
+    pytest.param(lambda m, t: t + m.randn(4), 1, 1, "different", id="randn_out_dim_1"),
+    pytest.param(lambda m, t: F(m).dropout(t + 1, 0.5), 1, 0, "different", id="dropout_in_dim_1"),
+    pytest.param(lambda m, t: m.bernoulli(t + 0.5), 1, 0, "different", id="bernoulli_in_dim_1"),
+    pytest.param(lambda m, t: m.normal(t, 1.0), 1, 0, "different", id="normal_tensor_mean"),
+    pytest.param(lambda m, t: m.poisson(t + 2), 0, 0, "different", id="poisson"),
+    pytest.param(lambda m, t: m.rand_like(t), 1, 0, "same", id="same_rand_like_in_dim_1"),
+    pytest.param(lambda m, t: t + m.rand(4), 1, 1, "same", id="same_rand_out_dim_1"),
+    pytest.param(lambda m, t: t.clone().normal_(), 1, 0, "same", id="same_normal_in_dim_1"),
+    pytest.param(lambda m, t: F(m).dropout(t + 1, 0.5), 1, 0, "same", id="same_dropout_in_dim_1"),
+]
+
+
+@pytest.mark.parametrize("fn,in_dim,out_dim,randomness", RANDOM_DIMS)
+def test_randomness_with_in_dims_matches_torch(fn: Callable, in_dim: int, out_dim: int,
+                                               randomness: str) -> None:
+    torch = pytest.importorskip("torch")
+    outs = []
+    for m in (npgrad, torch):
+        m.manual_seed(0)
+        outs.append(m.func.vmap(lambda t: fn(m, t), in_dims=in_dim, out_dims=out_dim,
+                                randomness=randomness)(m.zeros(4, 3)))
+    _same(outs[0], outs[1], 1e-6)
+
+
+NESTED_RANDOM = [
+    pytest.param(lambda vm, m: vm(vm(lambda t: t + m.rand(()), randomness="different"),
+                                  randomness="different"), id="different_different"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: m.rand_like(t), randomness="different"),
+                                  randomness="different"), id="different_rand_like"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: m.rand_like(t), randomness="different"),
+                                  in_dims=1, randomness="different"),
+                 id="different_rand_like_in_dim_1"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: (t * 2).normal_(), randomness="different"),
+                                  randomness="different"), id="different_normal_"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: t + m.rand(()), randomness="same"),
+                                  randomness="different"), id="inner_same"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: t + m.rand(()), randomness="same"),
+                                  randomness="same"), id="same_same"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: m.rand_like(t), randomness="same"),
+                                  in_dims=1, randomness="same"), id="same_same_in_dim_1"),
+]
+
+
+@pytest.mark.parametrize("make", NESTED_RANDOM)
+def test_nested_randomness_matches_torch(make: Callable) -> None:
+    torch = pytest.importorskip("torch")
+    outs = []
+    for m in (npgrad, torch):
+        m.manual_seed(0)
+        outs.append(make(m.func.vmap, m)(m.zeros(4, 3)))
+    _same(outs[0], outs[1], 1e-6)
+
+
+RANDOM_REFUSALS = [
+    pytest.param(lambda vm, m: vm(lambda t: m.bernoulli(t), randomness="same"), id="bernoulli"),
+    pytest.param(lambda vm, m: vm(lambda t: m.poisson(t), randomness="same"), id="poisson"),
+    pytest.param(lambda vm, m: vm(lambda t: m.normal(t, 1.0), randomness="same"), id="normal"),
+    pytest.param(lambda vm, m: vm(lambda t: m.multinomial(t, 2), randomness="same"),
+                 id="multinomial"),
+    pytest.param(lambda vm, m: vm(lambda t: m.ones(3).bernoulli_(t), randomness="same"),
+                 id="bernoulli_p_batched"),
+    pytest.param(lambda vm, m: vm(lambda t: m.bernoulli(t), in_dims=1, randomness="same"),
+                 id="bernoulli_in_dim_1"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: m.bernoulli(t), randomness="same"),
+                                  randomness="same"), id="nested_bernoulli"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: m.rand_like(t), randomness="error"),
+                                  randomness="different"), id="inner_error"),
+    pytest.param(lambda vm, m: vm(vm(lambda t: m.rand_like(t), randomness="same")),
+                 id="outer_error"),
+    pytest.param(lambda vm, m: vm(lambda t: m.rand_like(t), in_dims=1), id="error_in_dim_1"),
+    pytest.param(lambda vm, m: vm(lambda t: t, randomness="bogus"), id="bad_mode"),
+]
+
+
+@pytest.mark.parametrize("make", RANDOM_REFUSALS)
+def test_randomness_refusals_match_torch(make: Callable) -> None:
+    torch = pytest.importorskip("torch")
+    errors = []
+    for m in (torch, npgrad):
+        with pytest.raises(Exception) as info:
+            make(m.func.vmap, m)(m.full((3, 3), 0.5))
+        errors.append(info.value)
+    assert type(errors[1]) is type(errors[0]) and str(errors[1]) == str(errors[0])
+
+
+def test_batch_norm_refusal_matches_torch() -> None:
+    # running statistics that are not batched would be updated by every sample
+    torch = pytest.importorskip("torch")
+    errors = []
+    for m in (torch, npgrad):
+        with pytest.raises(RuntimeError) as info:
+            m.func.vmap(lambda t: F(m).batch_norm(t, m.zeros(3), m.ones(3), training=True))(
+                m.tensor(IMG))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def _conv_ensemble(m: Any) -> Any:
+    import copy
+
+    m.manual_seed(0)
+    models = [m.nn.Sequential(m.nn.Conv2d(3, 4, 3, padding=1), m.nn.GroupNorm(2, 4),
+                              m.nn.ReLU(), m.nn.MaxPool2d(2), m.nn.Flatten(),
+                              m.nn.Linear(16, 2)) for _ in range(3)]
+    params, buffers = m.func.stack_module_state(models)
+    base = copy.deepcopy(models[0])
+    x = m.tensor(IMG[0, :, :, :4, :4].astype(np.float32))
+    return m.func.vmap(lambda p, b, x: m.func.functional_call(base, (p, b), (x,)),
+                       in_dims=(0, 0, None))(params, buffers, x)
+
+
+def test_conv_ensemble_runs_batched(no_slices: list) -> None:
+    out = _conv_ensemble(npgrad)
+    assert not _perf(no_slices), _perf(no_slices)
+    assert out.shape == (3, 2, 2)
+
+
+def test_conv_ensemble_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+    _same(_conv_ensemble(npgrad), _conv_ensemble(torch), 1e-5)
+
+
+def test_per_sample_grad_of_cnn_runs_batched(no_slices: list) -> None:
+    # vmap(grad) hands every layer its weights expanded to the batch: conv, layer_norm and
+    # the pools take their batched-weight paths
+    npgrad.manual_seed(0)
+    model = npgrad.nn.Sequential(npgrad.nn.Conv2d(3, 4, 3), npgrad.nn.LayerNorm(3),
+                                 npgrad.nn.ReLU(), npgrad.nn.AdaptiveAvgPool2d(1),
+                                 npgrad.nn.Flatten(), npgrad.nn.Linear(4, 2)).double()
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x, y = npgrad.tensor(IMG[:, 0]), npgrad.tensor([0, 1, 1])
+
+    def loss(p: dict, xi: Any, yi: Any) -> Any:
+        out = npgrad.func.functional_call(model, p, (xi.unsqueeze(0),))
+        return F(npgrad).cross_entropy(out, yi.unsqueeze(0))
+
+    grads = npgrad.func.vmap(npgrad.func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    assert not _perf(no_slices), _perf(no_slices)
+    for b in range(B):
+        expected = npgrad.func.grad(loss)(params, x[b], y[b])
+        for key in params:
+            _same(grads[key][b], expected[key])
+
+
+def test_ragged_samples_run_by_slices() -> None:
+    # a boolean mask selects other counts per sample: no batched value holds them, so the
+    # function runs by slices (torch refuses the dynamic shape) and gives the loop's values
+    x = npgrad.tensor(A34[:, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = npgrad.func.vmap(lambda r: r[r > 0].sum() + r.mean())(x)
+    _same(out, npgrad.stack([r[r > 0].sum() + r.mean() for r in x]))

@@ -31,13 +31,19 @@ which a BatchedTensor does not have) raises ``VmapFallback``, and vmap runs the 
 function once per sample instead (Note [vmap by slices] in ``_vmap``).
 
 What differs from torch:
-* which ops have rules: npgrad's per-op fallback (and its warning) runs for ops torch has
-  rules for (the linear algebra, scatter/index families, convolutions, ...), and the
-  whole-function fallback runs, without a warning, where an op has no dispatch at all
-  (``Tensor.__setitem__`` with an index tensor, most losses and the functions without a
-  signature check); values are the loop's either way.
-* the physical layout: batch dims are always in front, so a printed BatchedTensor shows
-  ``bdim=0`` and its value with the batch dim first, where torch keeps the dim it was given.
+* which ops have rules: npgrad's per-op fallback (and its warning) still runs for some ops
+  torch has rules for (``index_put``, ``lstsq``, ``unfold``, ``repeat_interleave``,
+  ``aminmax``, spatial ``cross_entropy``, ...), and the whole-function fallback runs, without
+  a warning, where an op has no dispatch at all (``Tensor.__setitem__`` with an index tensor,
+  the in-place forms of the activations, ``meshgrid``, ``block_diag``, a few losses), where
+  the samples of an op's output differ in shape (a boolean mask), and for random factories
+  under nested vmaps; values are the loop's either way.
+* the physical layout: batch dims are always in front.  A vmap's input prints as torch's
+  (its ``bdim`` the ``in_dims`` it was given, its value the tensor as given: Note [Printed
+  batch dims]); an op's output prints ``bdim=0``, which is torch's for most ops but not all.
+* ``type(t)``: a BatchedTensor is a subclass of Tensor, named as Tensor (so ``type(t)``
+  prints as a plain tensor's type, as torch's does); ``type(t) is Tensor`` is False, where
+  torch's batched tensors are plain ``torch.Tensor`` objects.
 * an unbatched output is returned expanded to the batch, as torch's, but the expansion is
   of the output, not a view sharing memory with a captured input.
 """
@@ -73,9 +79,10 @@ def _no_data(self: Any) -> Any:
 class BatchedTensor(Tensor):
     """A value batched at one or more vmap levels (Note [Batched values])."""
 
-    __slots__ = ("_value", "_levels")
+    __slots__ = ("_value", "_levels", "_bdims")
     _value: Tensor
     _levels: tuple
+    _bdims: tuple  # set on a vmap's inputs only: Note [Printed batch dims]
 
     # npgrad's internals read these slots; a BatchedTensor has none of them
     _data = property(_no_data)  # type: ignore[assignment]
@@ -184,12 +191,28 @@ class BatchedTensor(Tensor):
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         # torch prints the wrapper of the innermost level around the next one
-        # (each level's batch dim is the first of the dims the level sees: bdim=0)
-        text = repr(self._value)
-        for level in self._levels:
+        value, bdims = self._torch_layout()
+        text = repr(value)
+        for level, bdim in zip(self._levels, bdims):
             inner = "\n".join("    " + line if line else line for line in text.split("\n"))
-            text = f"BatchedTensor(lvl={level.depth}, bdim=0, value=\n{inner}\n)"
+            text = f"BatchedTensor(lvl={level.depth}, bdim={bdim}, value=\n{inner}\n)"
         return text
+
+    def __str__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
+        return self.__repr__()  # print(t) inside vmap: torch prints the wrapper too
+
+    def _torch_layout(self) -> tuple:
+        """Note [Printed batch dims]: the physical value as torch holds it, and the bdims."""
+        k = len(self._levels)
+        bdims = getattr(self, "_bdims", None)
+        if bdims is None or len(bdims) != k:
+            return self._value, (0,) * k
+        order = list(range(k, self._value.dim()))
+        for j in range(k - 1, -1, -1):  # innermost level first: its dim is in the next one
+            if not 0 <= bdims[j] <= len(order):
+                return self._value, (0,) * k
+            order.insert(bdims[j], j)
+        return self._value.permute(order), bdims
 
     # -- what vmap refuses -------------------------------------------------------------------
     def item(self) -> Any:
@@ -221,6 +244,18 @@ class BatchedTensor(Tensor):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise RuntimeError(NO_STORAGE_MSG)
+
+
+# Note [Printed batch dims]
+# torch keeps a vmap's input where it was (the batch dim at the ``in_dims`` it was given, a
+# level's dim counted in the tensor one level out) and prints it so; npgrad moves every
+# batch dim to the front (Note [Batched values]).  A vmap's input remembers its ``in_dims``
+# (``_bdims``, one per level, set by ``_vmap._enter``) so that ``repr`` undoes the move; an
+# op's output has none and prints ``bdim=0``, where most of torch's rules put it too.
+# The class is named as Tensor: ``type(t)`` inside vmap prints as torch's does.
+
+BatchedTensor.__name__ = BatchedTensor.__qualname__ = Tensor.__name__
+BatchedTensor.__module__ = Tensor.__module__
 
 
 def make(value: Tensor, levels: tuple) -> Any:
@@ -296,6 +331,8 @@ def dispatch(hooked: Callable, name: str, args: tuple, kwargs: dict) -> Any:
             return random_factory(hooked, name, args, kwargs)
         return NOT_BATCHED
     if is_inplace(name):
+        if name in RANDOM_OPS:  # torch refuses 'same' randomness first
+            _check_same(name, levels, args, kwargs)
         _check_inplace(name, levels, args)
     rule = RULES.get(name)
     if rule is not None:
@@ -352,11 +389,17 @@ def _broadcast_shapes(shapes: list, batch: int) -> tuple:
 # the op on the physical tensor, in its memory order; 'same' draws once, unbatched.
 # npgrad's generators are torch's streams, so the same single draws give torch's numbers:
 # a factory (no batched argument) draws with the batch size in front ('different') or runs
-# as it is ('same'), and an op on batched values runs on the physical value ('different').
+# as it is ('same'); an op on batched values runs on the physical value ('different': at
+# every running level, permuted to its memory order first, so that an input given with
+# ``in_dims=1`` is filled as torch fills it) or on one sample's worth ('same': the ``_like``
+# ops and the in-place samplers).  torch refuses 'same' where a distribution's parameters
+# are batched (``bernoulli(t)``, ``normal(t, 1.)``), and so does npgrad, with its text.
 # What this does not cover runs the function by slices (``VmapFallback`` from the draw hook
-# in ``npgrad._vmap_mode``): nested levels, 'same' with a batched argument, and ops of other
-# signatures.  One difference remains: torch keeps a batch dim where the input had it
-# (``in_dims=1`` draws ``rand(4, B).T``), npgrad's physical values have it in front.
+# in ``npgrad._vmap_mode``): factories under nested levels, levels of mixed modes, values
+# not batched at every running level, and ops of other signatures.  One difference remains:
+# npgrad's ops return C-contiguous results where torch's keep their input's strides
+# (``t.clone()`` of an ``in_dims=1`` input), and a later ``normal_()`` on such a result fills
+# it in another order than torch's.
 
 RANDOM_FACTORIES = frozenset(("rand", "randn", "randint", "normal"))
 RANDOM_OPS = frozenset(("rand_like", "randn_like", "randint_like", "bernoulli", "bernoulli_",
@@ -397,37 +440,98 @@ def random_factory(hooked: Callable, name: str, args: tuple, kwargs: dict) -> An
         return make(hooked(*new_args, **new_kwargs), (level,))
 
 
+SAME_BATCHED_MSG = ("Vmap does not currently support same randomness with a batched tensor "
+                    "input. Please file an issue with functorch")
+# the random ops whose first argument's values (not only its shape) shape the draw
+_DRAWS_FROM_VALUES = frozenset(("bernoulli", "poisson", "multinomial", "normal"))
+
+
+def _check_same(name: str, levels: tuple, args: tuple, kwargs: dict) -> None:
+    """randomness='same' draws one sample for every sample: torch refuses it when the
+    distribution's parameters are batched (in-place: an argument other than ``self``)."""
+    if not any(level.randomness == "same" for level in levels):
+        return
+    params = args[1:] if is_inplace(name) else args
+    if name.endswith("_like") and not is_inplace(name):
+        params = args[1:]
+    for a in (*params, *kwargs.values()):
+        if type(a) is BatchedTensor and any(level.randomness == "same" for level in a._levels):
+            raise RuntimeError(SAME_BATCHED_MSG)
+
+
+def _memory_order(value: Tensor) -> tuple | None:
+    """The permutation that lists ``value``'s dims outermost in memory first (None when it is
+    C-contiguous already): torch's samplers fill a tensor in its memory order."""
+    strides = value.stride()
+    order = tuple(sorted(range(len(strides)), key=lambda i: -strides[i]))
+    if order == tuple(range(len(strides))) or not value.permute(order).is_contiguous():
+        return None
+    return order
+
+
 def random_op(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
-    """A random op on batched values: once on the physical value ('different')."""
-    level = _only_level()
-    if level is None or level.randomness != "different" or levels != (level,):
-        return NotImplemented
+    """A random op on batched values: once on the physical value ('different'), filled in
+    the physical value's memory order as torch fills its own (Note [Random draws ...])."""
+    name = getattr(hooked, "__name__", "")
+    if any(level.randomness == "error" for level in VMAP.levels):
+        raise RuntimeError(_vmap_mode.RANDOM_ERROR_MSG)
+    _check_same(name, levels, args, kwargs)
+    running = tuple(VMAP.levels)
+    if levels != running or not all(level.batched for level in running) or \
+            any(level.randomness != running[0].randomness for level in running):
+        # a value not batched at every running level, or levels of mixed modes: the
+        # function runs by slices (no per-op fallback, so no warning: torch gives none)
+        raise VmapFallback(name)
     if any(type(a) is BatchedTensor for a in args[1:]) or \
             any(type(v) is BatchedTensor for v in kwargs.values()):
-        return NotImplemented
+        raise VmapFallback(name)
     self = args[0]
     if type(self) is not BatchedTensor:
-        return NotImplemented
-    with allowed_draws(level):
-        out = hooked(self._value, *args[1:], **kwargs)
-    if is_inplace(getattr(hooked, "__name__", "")):
+        raise VmapFallback(name)
+    value = self._value
+    first = (0,) * len(levels)
+    if running[0].randomness == "same":  # one draw, of one sample's shape, for every sample
+        if not (name.endswith("_like") or is_inplace(name)):
+            raise VmapFallback(name)
+        with allowed_draws(*levels):
+            if not is_inplace(name):
+                return hooked(value[first], *args[1:], **kwargs)
+            sample = value[first].clone()
+            hooked(sample, *args[1:], **kwargs)
+        value.copy_(sample.expand(value.shape))
         return self
+    plain = not any(isinstance(a, Tensor) for a in (*args[1:], *kwargs.values()))
+    order = _memory_order(value) if plain and (name.endswith("_like") or is_inplace(name)) \
+        else None
+    if order is not None:
+        value = value.permute(order)
+    with allowed_draws(*levels):
+        out = hooked(value, *args[1:], **kwargs)
+    if is_inplace(name):
+        return self
+    if order is not None:
+        inverse = [0] * len(order)
+        for i, d in enumerate(order):
+            inverse[d] = i
+        out = out.permute(inverse)
     return wrap_out(out, levels)
 
 
 class allowed_draws:
     """Draws made by the batched-randomness rules: the draw hook lets them through."""
 
-    __slots__ = ("level",)
+    __slots__ = ("levels",)
 
-    def __init__(self, level: Level) -> None:
-        self.level = level
+    def __init__(self, *levels: Level) -> None:
+        self.levels = levels
 
     def __enter__(self) -> None:
-        self.level.drawing += 1
+        for level in self.levels:
+            level.drawing += 1
 
     def __exit__(self, *exc: Any) -> None:
-        self.level.drawing -= 1
+        for level in self.levels:
+            level.drawing -= 1
 
 
 # -- moving between logical and physical ----------------------------------------------------
@@ -528,6 +632,11 @@ def fallback(hooked: Callable, name: str, levels: tuple, args: tuple, kwargs: di
 def stack_outputs(outs: list, level: Level) -> Any:
     first = outs[0]
     if isinstance(first, Tensor):
+        shape = first.shape
+        if any(not isinstance(o, Tensor) or o.shape != shape for o in outs[1:]):
+            # samples of different shapes (a boolean mask's selection): no batched value
+            # holds them, but the function by slices may reduce them to one shape
+            raise VmapFallback("outputs of different shapes")
         levels = batch_levels(tuple(outs), {})
         phys = [full_physical(o, levels) for o in outs]
         from .._ops.shape import stack

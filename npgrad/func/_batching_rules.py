@@ -242,7 +242,7 @@ def reduction(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any
         args = args[:pos] + args[pos + 1:]
     if given:
         if rank == 0:
-            return NotImplemented
+            return _zero_dim_reduction(hooked, self, args, kwargs, dims, pos)
         if "dim" in kwargs:
             return wrap_out(hooked(value, *args[1:], **dict(kwargs, dim=_shift(dims, rank, k))),
                             self._levels)
@@ -251,6 +251,8 @@ def reduction(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any
         return wrap_out(hooked(value, *rest, **kwargs), self._levels)
     if name in ("sort", "argsort") and len(args) == 1 and rank:
         return wrap_out(hooked(value, k + rank - 1, **kwargs), self._levels)
+    if name in ("topk", "kthvalue") and len(args) == 2 and rank and not given:
+        return wrap_out(hooked(value, args[1], k + rank - 1, **kwargs), self._levels)
     unbiased = name in ("std", "var", "var_mean", "std_mean") and len(args) == 2 \
         and isinstance(args[1], bool)
     if len(args) > 1 and not unbiased:
@@ -272,6 +274,32 @@ def reduction(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any
         if how is not None:
             return make(getattr(flat, how)(k), self._levels)
         return make(hooked(flat, k), self._levels)
+    return NotImplemented
+
+
+def _zero_dim_reduction(hooked: Callable, self: BatchedTensor, args: tuple, kwargs: dict,
+                        dims: Any, pos: int) -> Any:
+    """A 0-dim sample reduced (or scanned) over its dim 0 / -1, as torch allows: over a
+    size-1 dim put behind the levels, which every output then loses again."""
+    one = dims[0] if isinstance(dims, (tuple, list)) and len(dims) == 1 else dims
+    if one not in (0, -1) or isinstance(one, bool):
+        return NotImplemented  # the op's own error, per sample
+    k = len(self._levels)
+    shifted = (k,) if isinstance(dims, (tuple, list)) else k
+    if "dim" in kwargs:
+        kwargs = dict(kwargs, dim=shifted)
+    else:
+        rest = list(args)
+        rest[pos] = shifted
+        args = tuple(rest)
+    out = hooked(self._value.unsqueeze(k), *args[1:], **kwargs)
+
+    def back(o: Any) -> Any:
+        return o.squeeze(k) if isinstance(o, Tensor) and o.dim() == k + 1 else o
+    if isinstance(out, Tensor):
+        return make(back(out), self._levels)
+    if isinstance(out, tuple):
+        return wrap_out(_batched._rebuild(out, [back(o) for o in out]), self._levels)
     return NotImplemented
 
 
@@ -419,6 +447,285 @@ def dim_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
     return NotImplemented
 
 
+# Note [Shape ops by their logical dims]
+# These shape ops name their dims implicitly (fliplr: dim 1, hstack: dim 0 or 1, tile: the
+# last ones, roll without dims: the flattened sample), so each is written as the explicit
+# op on the sample (``flip``, ``cat``, ``repeat``, ...), which dispatches to its own rule.
+
+def _ints(items: tuple) -> tuple | None:
+    if len(items) == 1 and isinstance(items[0], (tuple, list)):
+        items = tuple(items[0])
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+        return None
+    return tuple(items)
+
+
+@rule("flip", "fliplr", "flipud")
+def flip_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Shape ops by their logical dims]."""
+    self = args[0]
+    if type(self) is not BatchedTensor:
+        return NotImplemented
+    name, rank, k = _name(hooked), self.dim(), len(self._levels)
+    if name == "flip":
+        dims = _ints(args[1:]) if not kwargs else _ints((kwargs.get("dims"),))
+        if dims is None or set(kwargs) - {"dims"} or not all(-rank <= d < rank for d in dims):
+            return NotImplemented
+    elif rank < (2 if name == "fliplr" else 1) or len(args) != 1 or kwargs:
+        return NotImplemented
+    else:
+        dims = (1,) if name == "fliplr" else (0,)
+    if not dims:
+        return make(self._value.clone(), self._levels)
+    return make(self._value.flip(tuple(wrap_dim(d, rank) + k for d in dims)), self._levels)
+
+
+@rule("repeat", "tile")
+def repeat_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Shape ops by their logical dims]: new dims go behind the levels."""
+    self = args[0]
+    sizes = _ints(args[1:]) if not kwargs else _ints((kwargs.get("dims"),))
+    if type(self) is not BatchedTensor or sizes is None or set(kwargs) - {"dims"}:
+        return NotImplemented
+    rank, k = self.dim(), len(self._levels)
+    if _name(hooked) == "tile":
+        sizes = (1,) * (rank - len(sizes)) + sizes
+    elif len(sizes) < rank:
+        return NotImplemented  # repeat's own error, per sample
+    value = physical(self, self._levels, len(sizes))
+    return make(value.repeat((1,) * k + sizes), self._levels)
+
+
+@rule("broadcast_to")
+def broadcast_to_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    size = kwargs.get("size", args[1] if len(args) > 1 else None)
+    if type(self) is not BatchedTensor or len(args) + len(kwargs) != 2 or \
+            not isinstance(size, (tuple, list)):
+        return NotImplemented
+    return self.expand(tuple(size))
+
+
+@rule("ravel")
+def ravel_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if type(args[0]) is not BatchedTensor or len(args) != 1 or kwargs:
+        return NotImplemented
+    return args[0].reshape(-1)
+
+
+@rule("narrow_copy")
+def narrow_copy_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if type(args[0]) is not BatchedTensor or kwargs or len(args) != 4:
+        return NotImplemented
+    return args[0].narrow(*args[1:]).clone()
+
+
+@rule("msort")
+def msort_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    if type(args[0]) is not BatchedTensor or kwargs or len(args) != 1 or args[0].dim() == 0:
+        return NotImplemented
+    return args[0].sort(0).values
+
+
+@rule("diag")
+def diag_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """A vector's diagonal matrix (diag_embed), a matrix's diagonal (diagonal)."""
+    self = args[0]
+    offset = kwargs.get("diagonal", args[1] if len(args) > 1 else 0)
+    if type(self) is not BatchedTensor or set(kwargs) - {"diagonal"} or len(args) > 2 or \
+            not isinstance(offset, int) or self.dim() not in (1, 2):
+        return NotImplemented
+    k = len(self._levels)
+    if self.dim() == 1:
+        return make(self._value.diag_embed(offset, k, k + 1), self._levels)
+    return make(self._value.diagonal(offset, k, k + 1), self._levels)
+
+
+@rule("hstack", "vstack", "row_stack")
+def hstack_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Shape ops by their logical dims]: ``cat`` along the dim the op picks."""
+    from .._ops.shape import cat
+
+    if len(args) != 1 or kwargs or not isinstance(args[0], (tuple, list)) or not args[0]:
+        return NotImplemented
+    tensors = list(args[0])
+    if not all(isinstance(t, Tensor) and t.dim() >= 1 for t in tensors):
+        return NotImplemented  # 0-d samples (atleast_1d first): per sample
+    if _name(hooked) == "hstack":
+        return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+    return cat([t.unsqueeze(0) if t.dim() == 1 else t for t in tensors], 0)
+
+
+@rule("hsplit", "vsplit", "dsplit")
+def hsplit_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    if type(self) is not BatchedTensor or kwargs or len(args) != 2:
+        return NotImplemented
+    name, rank, how = _name(hooked), self.dim(), args[1]
+    d = {"hsplit": 1 if rank > 1 else 0, "vsplit": 0, "dsplit": 2}[name]
+    if rank < {"hsplit": 1, "vsplit": 2, "dsplit": 3}[name]:
+        return NotImplemented
+    if isinstance(how, int) and (how <= 0 or self.shape[d] % how):
+        return NotImplemented  # the op's own error, per sample
+    if not isinstance(how, (int, list, tuple)):
+        return NotImplemented
+    return self.tensor_split(how, d)
+
+
+@rule("broadcast_tensors")
+def broadcast_tensors_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Every tensor expanded to the samples' broadcast shape, behind the levels."""
+    from .._ops._shape_util import broadcast_shapes
+
+    if kwargs or not args or not all(isinstance(t, Tensor) for t in args):
+        return NotImplemented
+    shape: tuple = ()
+    for t in args:
+        try:
+            shape = broadcast_shapes(shape, tuple(t.shape))
+        except (RuntimeError, ValueError):
+            return NotImplemented  # the op's own error, per sample
+    sizes = tuple(level.batch_size for level in levels)
+    return tuple(make(physical(t, levels, len(shape)).expand(sizes + shape), levels)
+                 for t in args)
+
+
+# logical rank -> where the size-1 dims go (None: the sample's dims)
+_ATLEAST_SHAPES: dict[int, dict[int, tuple]] = {
+    1: {0: (1,)},
+    2: {0: (1, 1), 1: (1, None)},
+    3: {0: (1, 1, 1), 1: (1, None, 1), 2: (None, None, 1)},
+}
+
+
+@rule("atleast_1d", "atleast_2d", "atleast_3d")
+def atleast_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Shape ops by their logical dims]: size-1 dims where the op puts them."""
+    if kwargs or not args:
+        return NotImplemented
+    single = len(args) == 1 and isinstance(args[0], Tensor)
+    tensors = args if len(args) > 1 else (args[0] if not single else (args[0],))
+    if not isinstance(tensors, (tuple, list)) or not tensors or \
+            not all(isinstance(t, Tensor) for t in tensors):
+        return NotImplemented
+    table = _ATLEAST_SHAPES[int(_name(hooked)[-2])]
+
+    def one(t: Any) -> Any:
+        spec = table.get(t.dim())
+        if spec is None:
+            return t
+        dims = iter(tuple(t.shape))
+        return t.reshape(tuple(next(dims) if s is None else s for s in spec))
+    out = tuple(one(t) for t in tensors)
+    return out[0] if single else out
+
+
+@rule("multi_dot", "linalg_multi_dot")
+def multi_dot_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """A chain of matmuls (a 1-D first or last factor a row or column vector)."""
+    if kwargs or len(args) != 1 or not isinstance(args[0], (tuple, list)) or len(args[0]) < 2:
+        return NotImplemented
+    tensors = list(args[0])
+    ranks = [t.dim() if isinstance(t, Tensor) else -1 for t in tensors]
+    if ranks[0] not in (1, 2) or ranks[-1] not in (1, 2) or any(r != 2 for r in ranks[1:-1]) \
+            or len({t.dtype for t in tensors}) != 1:
+        return NotImplemented
+    for a, b in zip(tensors, tensors[1:]):
+        if a.shape[-1] != b.shape[0]:
+            return NotImplemented
+    return make(_chain(tensors, levels), levels)
+
+
+def _chain(tensors: list, levels: tuple) -> Tensor:
+    """The physical product of ``tensors``, left to right."""
+    out = tensors[0]
+    for b in tensors[1:]:
+        out = make(_full(_matmul(out, b, levels), levels), levels)
+    return out._value if type(out) is BatchedTensor else out
+
+
+@rule("rot90")
+def rot90_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    got = _params(args, kwargs, ("k", "dims"))
+    self = args[0]
+    if got is None or type(self) is not BatchedTensor:
+        return NotImplemented
+    dims = tuple(got.get("dims", (0, 1)))
+    rank = self.dim()
+    if len(dims) != 2 or rank < 2 or not all(isinstance(d, int) and -rank <= d < rank
+                                             for d in dims):
+        return NotImplemented
+    k = len(self._levels)
+    return make(hooked(self._value, got.get("k", 1), [wrap_dim(d, rank) + k for d in dims]),
+                self._levels)
+
+
+@rule("kron")
+def kron_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Each dim of ``a`` interleaved with the same dim of ``b``, their product reshaped."""
+    if kwargs or len(args) != 2 or not all(isinstance(t, Tensor) for t in args):
+        return NotImplemented
+    a, b = args
+    rank, k = max(a.dim(), b.dim()), len(levels)
+    pa, pb = physical(a, levels, rank), physical(b, levels, rank)
+    sa, sb = tuple(pa.shape[k:]), tuple(pb.shape[k:])
+    pa = pa.reshape(tuple(pa.shape[:k]) + tuple(x for s in sa for x in (s, 1)))
+    pb = pb.reshape(tuple(pb.shape[:k]) + tuple(x for s in sb for x in (1, s)))
+    out = _full(pa * pb, levels)
+    sizes = tuple(level.batch_size for level in levels)
+    return make(out.reshape(sizes + tuple(x * y for x, y in zip(sa, sb))), levels)
+
+
+@rule("normalize")
+def normalize_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    got = _params(args, kwargs, ("p", "dim", "eps", "out"))
+    if got is None or type(args[0]) is not BatchedTensor or got.get("out") is not None:
+        return NotImplemented
+    self = args[0]
+    d = got.get("dim", 1)
+    if not isinstance(d, int) or not -max(self.dim(), 1) <= d < max(self.dim(), 1) or \
+            self.dim() == 0:
+        return NotImplemented
+    return make(hooked(self._value, got.get("p", 2.0), _shift(d, self.dim(), len(levels)),
+                       got.get("eps", 1e-12)), self._levels)
+
+
+@rule("glu")
+def glu_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    d = kwargs.get("dim", args[1] if len(args) > 1 else -1)
+    if type(self) is not BatchedTensor or set(kwargs) - {"dim"} or len(args) > 2 or \
+            not isinstance(d, int) or self.dim() == 0 or not -self.dim() <= d < self.dim():
+        return NotImplemented
+    return make(hooked(self._value, _shift(d, self.dim(), len(levels))), self._levels)
+
+
+@rule("embedding")
+def embedding_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Rows of ``weight`` picked by ``input``: batched indices pick from one table; a table
+    per sample (an ensemble, ``vmap(grad(...))``) is indexed with each sample's indices."""
+    got = _params(args, kwargs, ("weight", "padding_idx", "max_norm", "norm_type",
+                                 "scale_grad_by_freq", "sparse"))
+    if got is None or len(args) < 2 or got.get("max_norm") is not None or got.get("sparse"):
+        return NotImplemented
+    input, weight = args[0], got["weight"]
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or weight.dim() != 2 \
+            or input.dtype.is_floating_point:
+        return NotImplemented
+    if type(weight) is not BatchedTensor:
+        return make(hooked(physical(input, levels), *args[1:], **kwargs), levels)
+    if len(levels) != 1:
+        return NotImplemented
+    from .._creation import arange
+
+    table = full_physical(weight, levels)  # (B, V, D)
+    idx = full_physical(input, levels)
+    rows = arange(levels[0].batch_size).reshape((-1,) + (1,) * input.dim())
+    if bool((idx._data < 0).any()) or bool((idx._data >= weight.shape[0]).any()):
+        return NotImplemented  # the op's own index error, per sample
+    return make(table[rows, idx], levels)
+
+
 @rule("t_", "transpose_", "swapdims_", "swapaxes_", "squeeze_", "unsqueeze_")
 def view_inplace_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
     """An in-place view op changes the batched value's shape: its out-of-place form's."""
@@ -429,6 +736,8 @@ def view_inplace_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict
     if type(out) is not BatchedTensor or out._levels != self._levels:
         return NotImplemented
     self._value = out._value
+    if getattr(self, "_bdims", None) is not None:
+        del self._bdims  # Note [Printed batch dims]: the dims the input had are gone
     return self
 
 
@@ -531,14 +840,12 @@ def setitem_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> 
     return None
 
 
-@rule("stack", "cat", "concat", "concatenate", "hstack", "vstack")
+@rule("stack", "cat", "concat", "concatenate")
 def stack_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
     if not args or not isinstance(args[0], (list, tuple)) or not args[0]:
         return NotImplemented
     name = _name(hooked)
     tensors = args[0]
-    if name in ("hstack", "vstack"):
-        return NotImplemented
     d = kwargs.get("dim", args[1] if len(args) > 1 else 0)
     if not isinstance(d, int) or len(args) > 2 or set(kwargs) - {"dim"}:
         return NotImplemented
@@ -1318,7 +1625,8 @@ def view_scatter_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict
 # Note [Ops with a batch dim of their own]
 # Convolutions and pools take ``(N, C, *spatial)`` or an unbatched ``(C, *spatial)``; with
 # their weights unbatched, the vmap levels (and N) flatten into one N, the op runs once, and
-# the output's N unflattens again.  Batched weights (other filters per sample) fall back.
+# the output's N unflattens again.  Batched convolution weights (other filters per sample):
+# Note [Batched convolution weights].
 
 _SPATIAL = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose1d": 1,
             "conv_transpose2d": 2, "conv_transpose3d": 3, "avg_pool1d": 1, "avg_pool2d": 2,
@@ -1333,11 +1641,19 @@ _SPATIAL = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose1d": 1,
 def batch_dim_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
     """Note [Ops with a batch dim of their own]."""
     if not _only_first_batched(args, kwargs):
+        if _name(hooked).startswith("conv"):
+            return conv_weights_rule(hooked, levels, args, kwargs)
         return NotImplemented
+    return _flat_batch(hooked, args, kwargs, _SPATIAL[_name(hooked)])
+
+
+def _flat_batch(hooked: Callable, args: tuple, kwargs: dict, spatial: int,
+                optional_batch: bool = True) -> Any:
+    """The op on the first argument's levels (and its own N, if it has one) as one N:
+    a per-sample input of ``spatial + 2`` dims, or of ``spatial + 1`` (``optional_batch``)."""
     self = args[0]
-    spatial = _SPATIAL[_name(hooked)]
     k, rank = len(self._levels), self.dim()
-    if rank not in (spatial + 1, spatial + 2):
+    if rank not in ((spatial + 1, spatial + 2) if optional_batch else (spatial + 2,)):
         return NotImplemented
     value = self._value
     lead_rank = k + (rank == spatial + 2)
@@ -1368,6 +1684,264 @@ def leading_dims_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict
         return NotImplemented
     return make(hooked(args[0]._value, *args[1:], **kwargs), args[0]._levels)
 
+
+def _params(args: tuple, kwargs: dict, names: tuple) -> dict | None:
+    """The arguments after ``input`` by name (positional ones in order); None for an
+    argument the op does not take (its own error, per sample)."""
+    if len(args) - 1 > len(names):
+        return None
+    got = dict(zip(names, args[1:]))
+    for key, v in kwargs.items():
+        if key not in names or key in got:
+            return None
+        got[key] = v
+    return got
+
+
+def _levels_size(levels: tuple) -> int:
+    n = 1
+    for level in levels:
+        n *= level.batch_size
+    return n
+
+
+# Note [Batched convolution weights]
+# An ensemble convolves each sample with its own filters.  As torch's rule does, the
+# levels go into the channels: input (L.., N, C, *s) becomes (N, L*C, *s), the weights
+# (L.., O, C/g, *k) become (L*O, C/g, *k) and the groups L*g, so group ``l*g + j`` sees
+# sample l's channels of group j and its filters only; the output's (N, L*O, *s') splits
+# back into (L.., N, O, *s').  Transposed convolutions group their input channels the same
+# way (weights (L.., C, O/g, *k)), so the same reshapes serve them.
+
+_CONV_PARAMS = ("weight", "bias", "stride", "padding", "dilation", "groups")
+_CONV_T_PARAMS = ("weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
+
+
+def conv_weights_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Batched convolution weights]."""
+    name = _name(hooked)
+    transposed = name.startswith("conv_transpose")
+    got = _params(args, kwargs, _CONV_T_PARAMS if transposed else _CONV_PARAMS)
+    if got is None or len(args) < 2:
+        return NotImplemented
+    input, weight, bias = args[0], got.pop("weight"), got.pop("bias", None)
+    groups = got.get("groups", 1)
+    spatial = _SPATIAL[name]
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or \
+            not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        return NotImplemented
+    rank = input.dim()
+    if rank not in (spatial + 1, spatial + 2) or weight.dim() != spatial + 2 or \
+            input.dtype != weight.dtype or any(s == 0 for s in input.shape):
+        return NotImplemented
+    channels = input.shape[-spatial - 1]
+    wanted = weight.shape[0] if transposed else weight.shape[1] * groups
+    if channels != wanted or (transposed and weight.shape[0] % groups):
+        return NotImplemented  # the op's own error, per sample
+    if bias is not None and (not isinstance(bias, Tensor) or bias.dim() != 1):
+        return NotImplemented
+    k, n = len(levels), _levels_size(levels)
+    x = full_physical(input, levels)
+    if rank == spatial + 1:
+        x = x.unsqueeze(k)
+    shape = tuple(x.shape)
+    batch = shape[k]
+    x = x.reshape((n,) + shape[k:]).transpose(0, 1)
+    x = x.reshape((batch, n * channels) + shape[-spatial:])
+    w = full_physical(weight, levels)
+    w = w.reshape((n * weight.shape[0],) + tuple(weight.shape[1:]))
+    b = None if bias is None else full_physical(bias, levels).reshape((-1,))
+    got["groups"] = groups * n
+    out = hooked(x, w, b, **got)
+    out_shape = tuple(out.shape)
+    per = out_shape[1] // n
+    out = out.reshape((batch, n, per) + out_shape[2:]).transpose(0, 1)
+    out = out.reshape(tuple(shape[:k]) + (batch, per) + out_shape[2:])
+    if rank == spatial + 1:
+        out = out.squeeze(k)
+    return make(out, levels)
+
+
+# -- normalization, padding, resampling ------------------------------------------------------
+
+# Note [Normalization under vmap]
+# layer_norm and group_norm normalize within a sample, so the levels join the sample's own N
+# (group_norm) or stay in front (layer_norm); batch_norm normalizes each channel over N and
+# the spatial dims, so the levels join the channels instead (as in Note [Batched convolution
+# weights]).  Weights per sample (an ensemble; every layer under ``vmap(grad(...))``) are
+# applied after the unweighted op, lined up with the channels.  batch_norm in training mode
+# with running statistics that are not batched is torch's refusal: it would update them in
+# place with every sample's statistics.
+
+BATCH_NORM_MSG = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which "
+    "will be updated in place, were not batched.\nIf you are using a module and do not need "
+    "eval mode, please set `track_running_stats` to be False.If you are using a prebuilt module "
+    "and do not need eval mode, please see the functorch website for resources on how to "
+    "patch your module to work with vmap")
+
+
+def _affine(out: Tensor, weight: Any, bias: Any, levels: tuple, rank: int, channel: int) -> Any:
+    """``out * weight + bias`` on physical values, weights of one logical dim put at the
+    sample's ``channel`` dim, or of ``rank - channel`` trailing dims (``channel`` < 0)."""
+    def shaped(t: Any) -> Any:
+        p = physical(t, levels)
+        if channel < 0:
+            return physical(t, levels, rank)
+        k = len(levels)
+        shape = tuple(p.shape)
+        return p.reshape(shape[:k] + (1,) * channel + shape[k:] + (1,) * (rank - channel - 1))
+    if weight is not None:
+        out = out * shaped(weight)
+    if bias is not None:
+        out = out + shaped(bias)
+    return out
+
+
+def _optional_tensors(*items: Any) -> bool:
+    return all(t is None or isinstance(t, Tensor) for t in items)
+
+
+@rule("layer_norm")
+def layer_norm_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Normalization under vmap]."""
+    got = _params(args, kwargs, ("normalized_shape", "weight", "bias", "eps"))
+    if got is None or not isinstance(args[0], Tensor):
+        return NotImplemented
+    input, shape = args[0], got.get("normalized_shape")
+    weight, bias, eps = got.get("weight"), got.get("bias"), got.get("eps", 1e-05)
+    shape = (shape,) if isinstance(shape, int) else shape
+    if not isinstance(shape, (tuple, list)) or not _optional_tensors(weight, bias) or \
+            isinstance(eps, Tensor):
+        return NotImplemented
+    rank = input.dim()
+    if not shape or len(shape) > rank or tuple(input.shape[rank - len(shape):]) != tuple(shape):
+        return NotImplemented
+    x = full_physical(input, levels)
+    if type(weight) is not BatchedTensor and type(bias) is not BatchedTensor:
+        return make(hooked(x, shape, weight, bias, eps), levels)
+    for t in (weight, bias):
+        if t is not None and tuple(t.shape) != tuple(shape):
+            return NotImplemented
+    out = hooked(x, shape, None, None, eps)
+    return make(_full(_affine(out, weight, bias, levels, rank, -1), levels), levels)
+
+
+@rule("group_norm")
+def group_norm_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Normalization under vmap]: the levels join the sample's N."""
+    got = _params(args, kwargs, ("num_groups", "weight", "bias", "eps"))
+    if got is None or not isinstance(args[0], Tensor):
+        return NotImplemented
+    input, groups = args[0], got.get("num_groups")
+    weight, bias, eps = got.get("weight"), got.get("bias"), got.get("eps", 1e-05)
+    rank = input.dim()
+    if rank < 2 or not isinstance(groups, int) or not _optional_tensors(weight, bias) or \
+            any(t is not None and tuple(t.shape) != (input.shape[1],) for t in (weight, bias)) \
+            or 0 in tuple(input.shape):
+        return NotImplemented
+    k, n = len(levels), _levels_size(levels)
+    x = full_physical(input, levels)
+    shape = tuple(x.shape)
+    flat = x.reshape((n * shape[k],) + shape[k + 1:])
+    if type(weight) is not BatchedTensor and type(bias) is not BatchedTensor:
+        return make(hooked(flat, groups, weight, bias, eps).reshape(shape), levels)
+    out = hooked(flat, groups, None, None, eps).reshape(shape)
+    return make(_full(_affine(out, weight, bias, levels, rank, 1), levels), levels)
+
+
+@rule("batch_norm")
+def batch_norm_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Normalization under vmap]: the levels join the channels."""
+    got = _params(args, kwargs, ("running_mean", "running_var", "weight", "bias", "training",
+                                 "momentum", "eps"))
+    if got is None or len(args) < 3 or not isinstance(args[0], Tensor):
+        return NotImplemented
+    input = args[0]
+    mean, var = got.get("running_mean"), got.get("running_var")
+    weight, bias = got.get("weight"), got.get("bias")
+    training = got.get("training", False)
+    momentum, eps = got.get("momentum", 0.1), got.get("eps", 1e-05)
+    rank = input.dim()
+    if rank < 2 or not _optional_tensors(mean, var, weight, bias) or \
+            type(mean) is BatchedTensor or type(var) is BatchedTensor or \
+            not isinstance(training, bool) or 0 in tuple(input.shape):
+        return NotImplemented
+    channels = input.shape[1]
+    if any(t is not None and tuple(t.shape) != (channels,) for t in (mean, var, weight, bias)):
+        return NotImplemented
+    k, n = len(levels), _levels_size(levels)
+    x = full_physical(input, levels)
+    shape = tuple(x.shape)
+    batched_affine = type(weight) is BatchedTensor or type(bias) is BatchedTensor
+    if not training:
+        if mean is None or var is None:
+            return NotImplemented
+        flat = x.reshape((n * shape[k],) + shape[k + 1:])
+        if not batched_affine:
+            return make(hooked(flat, mean, var, weight, bias, False, momentum, eps)
+                        .reshape(shape), levels)
+        out = hooked(flat, mean, var, None, None, False, momentum, eps).reshape(shape)
+        return make(_full(_affine(out, weight, bias, levels, rank, 1), levels), levels)
+    if mean is not None or var is not None:
+        if type(input) is BatchedTensor:
+            raise RuntimeError(BATCH_NORM_MSG)
+        # only the weights are batched: the statistics are the one input's, updated once
+        out = physical(hooked(input, mean, var, None, None, True, momentum, eps), levels)
+        return make(_full(_affine(out, weight, bias, levels, rank, 1), levels), levels)
+    # (L.., N, C, *s) -> (N, L*C, *s): each sample's channel is a channel of its own
+    inner = (n,) + shape[k:]
+    moved = x.reshape(inner).transpose(0, 1).reshape((shape[k], n * channels) + shape[k + 2:])
+    w = None if weight is None else full_physical(weight, levels).reshape((-1,))
+    b = None if bias is None else full_physical(bias, levels).reshape((-1,))
+    out = hooked(moved, None, None, w, b, True, momentum, eps)
+    out = out.reshape((shape[k], n) + shape[k + 1:]).transpose(0, 1).reshape(shape)
+    return make(out, levels)
+
+
+@rule("pad")
+def pad_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Constant padding pads the last dims, behind the levels; the other modes take an
+    optional batch dim (Note [Ops with a batch dim of their own])."""
+    got = _params(args, kwargs, ("pad", "mode", "value"))
+    if got is None or not _only_first_batched(args, kwargs):
+        return NotImplemented
+    pad, mode = got.get("pad"), got.get("mode", "constant")
+    if not isinstance(pad, (tuple, list)) or len(pad) % 2 or \
+            not all(isinstance(p, int) and not isinstance(p, bool) for p in pad):
+        return NotImplemented
+    n = len(pad) // 2
+    self = args[0]
+    if mode == "constant":
+        if n > self.dim():
+            return NotImplemented
+        return make(hooked(self._value, *args[1:], **kwargs), self._levels)
+    if mode not in ("reflect", "replicate", "circular"):
+        return NotImplemented
+    return _flat_batch(hooked, args, kwargs, n)
+
+
+@rule("interpolate")
+def interpolate_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """``(N, C, *spatial)`` only: the levels join N."""
+    if not _only_first_batched(args, kwargs) or args[0].dim() < 3:
+        return NotImplemented
+    return _flat_batch(hooked, args, kwargs, args[0].dim() - 2, optional_batch=False)
+
+
+@rule("cdist")
+def cdist_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: dict) -> Any:
+    """Note [Matrix ops batch over leading dims]: two point sets, leading dims broadcast."""
+    if len(args) < 2 or not isinstance(args[0], Tensor) or not isinstance(args[1], Tensor) \
+            or any(isinstance(a, Tensor) for a in (*args[2:], *kwargs.values())):
+        return NotImplemented
+    a, b = args[0], args[1]
+    if a.dim() < 2 or b.dim() < 2 or a.shape[-1] != b.shape[-1] or a.dtype != b.dtype:
+        return NotImplemented
+    lined = _lined_up([a, b], levels, [2, 2])
+    if lined is None:
+        return NotImplemented
+    return make(_full(hooked(*lined, *args[2:], **kwargs), levels), levels)
 
 
 # Note [Elementwise losses]
@@ -1448,3 +2022,4 @@ def elementwise_loss_rule(hooked: Callable, levels: tuple, args: tuple, kwargs: 
 _register_pointwise()
 for _random in _batched.RANDOM_OPS:
     RULES[_random] = _batched.random_op
+RULES["normal"] = _batched.random_op  # normal(Tensor mean, ...) on a batched mean

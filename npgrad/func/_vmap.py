@@ -196,8 +196,12 @@ def _enter(a: Tensor, d: int, level: Level) -> Tensor:
     """Input ``a``, mapped over its (logical) dim ``d``, as a value batched at ``level``."""
     if type(a) is BatchedTensor:
         k = len(a._levels)
-        return _batched.make(a._value.movedim(k + d, k), a._levels + (level,))
-    return _batched.make(a.movedim(d, 0) if d else a, (level,))
+        out = _batched.make(a._value.movedim(k + d, k), a._levels + (level,))
+        out._bdims = getattr(a, "_bdims", (0,) * k) + (d,)  # Note [Printed batch dims]
+        return out
+    out = _batched.make(a.movedim(d, 0) if d else a, (level,))
+    out._bdims = (d,)
+    return out
 
 
 def _exit(func: Callable, o: Any, level: Level, d: Any) -> Any:
