@@ -47,9 +47,10 @@ from ._ops.pointwise import (  # noqa: F401
     square, sub, subtract, tan, tanh, true_divide, trunc, where,
 )
 from ._ops.reduction import (  # noqa: F401
-    all, amax, amin, any, argmax, argmin, cumsum, logsumexp, log_softmax, max, mean, min,
-    norm, prod, softmax, std, sum, var,
+    all, amax, amin, any, argmax, argmin, cumsum, logsumexp, max, mean, min,
+    norm, prod, std, sum, var,
 )
+from ._ops.softmax import log_softmax, softmax  # noqa: F401
 from ._ops.matmul import addmm, bmm, dot, matmul, mm, mv, outer  # noqa: F401
 from ._ops.shape import (  # noqa: F401
     cat, chunk, clone, detach, diagonal, expand, flatten, flip, narrow,
@@ -65,7 +66,8 @@ from ._ops.special import (  # noqa: F401
     cosh_, erf, erf_, erfc, erfc_, exp2, exp2_, hypot, logaddexp, nan_to_num, nan_to_num_,
     sinh, sinh_, xlogy, xlogy_,
 )
-from ._ops.activation import celu, celu_, selu, selu_, threshold, threshold_  # noqa: F401
+from ._ops.activation import celu_, selu_, threshold, threshold_  # noqa: F401
+from ._ops.activation import torch_celu as celu, torch_selu as selu  # noqa: F401
 # torch-level functions: shape, indexing and creation [shape]
 from ._ops.arrange import (  # noqa: E402,F401
     argwhere, atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to,
@@ -84,9 +86,8 @@ from ._ops.sorting import (  # noqa: F401
     argsort, kthvalue, median, mode, msort, nanmedian, sort, topk,
 )
 from ._ops.reduction import cummax, cummin, cumprod, logcumsumexp  # noqa: F401
-from ._ops.reduction import (  # noqa: F401
-    cdist, count_nonzero, dist, nanmean, nansum,
-)
+from ._ops.reduction import count_nonzero, nanmean, nansum  # noqa: F401
+from ._ops.distance import cdist, cosine_similarity, dist, pairwise_distance  # noqa: F401
 from ._ops.matmul import addbmm, addmv, addr, baddbmm, cross  # noqa: F401
 from ._ops.sorting import bincount, histc, unique  # noqa: F401
 from ._creation import logspace  # noqa: F401
@@ -252,7 +253,7 @@ __all__ = [
     'threshold', 'threshold_',
     'CharTensor', 'cholesky', 'cholesky_solve', 'chunk', 'clamp', 'clamp_max', 'clamp_min',
     'clip', 'clone', 'column_stack', 'combinations', 'concat', 'concatenate', 'cos', 'cosh',
-    'cosh_', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum',
+    'cosh_', 'cosine_similarity', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum',
     'default_generator', 'det', 'detach', 'device', 'diag', 'diag_embed', 'diagflat',
     'diagonal', 'diagonal_scatter', 'dist', 'div', 'divide', 'dot', 'double', 'DoubleTensor',
     'dsplit', 'dstack', 'dtype', 'e', 'einsum', 'empty', 'empty_like', 'empty_strided',
@@ -276,7 +277,8 @@ __all__ = [
     'mm', 'mode', 'moveaxis', 'movedim', 'msort', 'mul', 'multinomial', 'multiply', 'mv', 'nan',
     'nan_to_num', 'nan_to_num_', 'nanmean', 'nanmedian', 'nanquantile', 'nansum', 'narrow',
     'narrow_copy', 'ne', 'neg', 'negative', 'newaxis', 'no_grad', 'nonzero', 'norm', 'normal',
-    'not_equal', 'numel', 'ones', 'ones_like', 'outer', 'permute', 'pi', 'pinverse', 'poisson',
+    'not_equal', 'numel', 'ones', 'ones_like', 'outer', 'pairwise_distance', 'permute', 'pi',
+    'pinverse', 'poisson',
     'pow', 'prod', 'promote_types', 'qr', 'quantile', 'rand', 'rand_like', 'randint',
     'randint_like', 'randn', 'randn_like', 'randperm', 'ravel', 'reciprocal', 'relu',
     'remainder', 'repeat_interleave', 'reshape', 'result_type', 'roll', 'rot90', 'round',

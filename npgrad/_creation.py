@@ -13,10 +13,10 @@ import numpy as np
 
 from ._ops.signature import signature
 from . import _dtype, _sampling
-from ._mode import _tls, INFERENCE
+from ._mode import _tls, INFERENCE, RECORDING
 from ._random import (Generator, default_generator, get_generator, get_rng_state,  # noqa: F401
                       initial_seed, manual_seed, seed, set_rng_state)
-from ._ops._core import NotImplementedBackward
+from ._ops._core import record_not_implemented
 from ._ops._shape_util import parse_shape
 from ._ops.allocation import (allocate, check_new_sizes, check_nonnegative, check_numel,
                                sizes_str, wrap_int64)
@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from ._tensor_base import TensorBase as Tensor
 from ._tensor_base import INFERENCE_COUNTER, _make, make_tensor
-from .autograd.graph import Node
+from ._forward import FW, has_tangent
+from ._ops import inplace
+from ._ops.pointwise import zeros_like_grad
+from ._ops.registry import General
 from ._device import check_device
 
 FACTORY_GRAD_MSG = "Only Tensors of floating point and complex dtype can require gradients"
@@ -103,6 +106,30 @@ def _check_none(data: Any, np_dt: np.dtype) -> None:
             raise TypeError("must be real number, not complex")
 
 
+def _check_strings(data: Any, np_dt: np.dtype | None) -> None:
+    """torch's refusals of text (NumPy would parse it as a number, or fail with its own
+    text): a str or bytes datum; a str down the first elements, which torch's size
+    inference takes for a sequence without end; any other one, met by its dtype inference
+    (or, with a dtype given, by the conversion of the element)."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+        if isinstance(first, str):
+            raise ValueError("too many dimensions 'str'")
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, (str, bytes)):
+            if np_dt is None:
+                raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+            if np_dt.kind in "fc":
+                raise TypeError(f"must be real number, not {type(x).__name__}")
+
+
 def _check_ragged(data: Any, dim: int = 0) -> None:
     if not isinstance(data, (list, tuple)) or not data:
         return
@@ -140,6 +167,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     elif isinstance(data, np.generic):
         arr = np.array(data, dtype=np_dt if np_dt is not None else data.dtype)
     else:
+        _check_strings(data, np_dt)
         _check_ragged(data)
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
             data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
@@ -149,7 +177,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     return _leaf(arr, requires_grad)
 
 
-def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def as_tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Share memory with ``data`` where possible (tensors and NumPy arrays of the same dtype)."""
     check_device(device)
     np_dt = _np_dtype(dtype)
@@ -164,8 +192,15 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=dtype)
 
 
-def from_numpy(ndarray: np.ndarray) -> Tensor:
+def from_numpy(*args: Any, **kwargs: Any) -> Tensor:
     """A tensor sharing memory with ``ndarray`` (writes show through both ways)."""
+    # torch's C function takes one positional argument and no keywords, in its words
+    if kwargs:
+        raise TypeError("torch._VariableFunctionsClass.from_numpy() takes no keyword arguments")
+    if len(args) != 1:
+        raise TypeError("torch._VariableFunctionsClass.from_numpy() takes exactly one argument "
+                        f"({len(args)} given)")
+    ndarray = args[0]
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtype.from_np(ndarray.dtype)
@@ -292,7 +327,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     if np_dt is None:
         is_int = all(isinstance(v, (int, np.integer, np.bool_)) for v in (start, end, step))
         np_dt = _dtype.int64.np_dtype if is_int else _dtype.get_default_dtype().np_dtype
-    if np_dt.kind == "c":
+    if np_dt.kind in "cb":  # torch's kernel has no complex or bool instantiation
         raise NotImplementedError(
             f"\"arange_cpu\" not implemented for '{_dtype.from_np(np_dt).scalar_name}'")
     if step == 0:
@@ -327,8 +362,15 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     np_dt = _np_dtype(dtype) or _dtype.get_default_dtype().np_dtype
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    _no_bool_kernel("linspace_cpu", steps, np_dt)
     check_new_sizes((steps,), np_dt)
     return _leaf(_spaced(start, end, steps, np_dt).astype(np_dt), requires_grad)
+
+
+def _no_bool_kernel(kernel: str, steps: int, np_dt: np.dtype) -> None:
+    """torch fills 0 or 1 steps without its kernel, which has no bool instantiation."""
+    if steps > 1 and np_dt.kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 # Note [linspace's two halves]
@@ -420,6 +462,8 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     dt = _dtype.get_default_dtype() if dtype is None else dtype
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    _no_bool_kernel("logspace_cpu", steps, dt.np_dtype)
+    check_new_sizes((steps,), dt.np_dtype)  # torch's allocator speaks before any work
     # torch raises ``base`` (a double) to linspace's exponents (Note [linspace's two halves])
     # and casts: integer results truncate (logspace(0, 2, 5, dtype=int64)[3] is 31).
     exps = _log_exponents(start, end, steps, dt.np_dtype)
@@ -532,6 +576,7 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Generato
         low, high, size = 0, low, high
     np_dt = _np_dtype(dtype) or _dtype.int64.np_dtype
     shape = tuple(parse_shape((size,)))
+    check_new_sizes(shape, np_dt)  # torch allocates before it checks the range
     low, high = int(low), int(high)
     _check_random_range(low, high)
     values = _sampling.random_from_to(get_generator(generator), math.prod(shape), np_dt,
@@ -554,6 +599,9 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     if np_dt == np.bool_:
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    # torch allocates the result first: its size checks and allocation failure come before
+    # the range checks (np.empty only reserves the memory)
+    allocate(np.empty, (n,), np_dt)
     if np_dt.kind in "iu" and n > 0 and n - 1 > np.iinfo(np_dt).max:
         raise overflow_error(C_NAMES[np_dt.name])
     limit = {"float16": (2049, "2049", "Half"), "float32": (2 ** 24 + 1, "2^24+1", "Float"),
@@ -748,80 +796,85 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 # -- sampling from distributions ----------------------------------------------------------
 #
 # Note [Sampling and autograd]
-# Samples are not differentiable, but torch still records most samplers when an
-# input requires grad: ``bernoulli(p)`` has grad_fn ``BernoulliBackward0``,
-# ``normal(mean, std)`` ``NormalBackward1/2/3``, ``poisson`` ``PoissonBackward0``,
-# and the in-place samplers (``exponential_`` ...) their own nodes; all of them
-# pass back zero gradients.  ``bernoulli(input, p)`` with a float ``p`` records
-# torch's ``NotImplemented`` node, whose backward raises.  ``multinomial`` gives
-# int64 indices and records nothing.
+# Samples are not differentiable, but torch still records most samplers when an input
+# requires grad, each under its own grad_fn name, and passes back zero gradients: each
+# sampler is a ``General`` entry of the op registry (Note [An op is an entry]) whose rules
+# give zeros, shaped as torch's give them: ``normal(mean, std)`` keeps the sizes of
+# ``mean`` and ``std`` (``grad_fn._saved_mean_sym_sizes``) and returns zeros of those;
+# ``bernoulli_(p)`` zeros of ``p``'s size and dtype, which torch keeps without a getter;
+# the others zeros like the gradient.  Their tangent is zero (torch's ``self_t.zero_()``).
+# An entry only records: the draws are made before, by the op's function, so recording
+# never touches a random stream.  ``bernoulli(input, p)`` with a float ``p`` records
+# torch's ``NotImplemented`` node, whose backward raises; ``multinomial`` gives int64
+# indices and records nothing.
 
-class _ZeroGradSample(Node):
-    """A sampler's node: each input that takes part in the graph gets a zero gradient."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        from ._ops.pointwise import zeros_like_grad
-
-        return tuple(None if fn is None else zeros_like_grad(grad)
-                     for fn, _ in self.next_functions)
+def _zero_grad(grad: Tensor) -> Tensor:
+    return zeros_like_grad(grad)
 
 
-class BernoulliBackward0(_ZeroGradSample):
-    __slots__ = ()
+def _zeros_sized(grad: Tensor, sizes: tuple, dtype: Any = None) -> Tensor:
+    """Zeros of ``sizes`` in ``dtype`` (the gradient's by default), without history."""
+    return _make(type(grad), np.zeros(sizes, grad._data.dtype if dtype is None else dtype),
+                 None, False, INFERENCE_COUNTER if _tls.mode & INFERENCE else None)
 
 
-class BernoulliBackward1(_ZeroGradSample):
-    __slots__ = ()
+def _zero_tangent(result: Tensor) -> Tensor:
+    return _leaf(np.zeros_like(result._data))
 
 
-class BernoulliBackward2(_ZeroGradSample):
-    __slots__ = ()
+def _sampler(signature: str, grad_fn: str) -> General:
+    """The entry of a sampler of one tensor input whose gradient is zero."""
+    return General(signature, grad_fn=grad_fn, forward=None,
+                   derivatives={"self": _zero_grad}, tangent=_zero_tangent)
 
 
-class NormalBackward1(_ZeroGradSample):
-    __slots__ = ()
-
-
-class NormalBackward2(_ZeroGradSample):
-    __slots__ = ()
-
-
-class NormalBackward3(_ZeroGradSample):
-    __slots__ = ()
-
-
-class PoissonBackward0(_ZeroGradSample):
-    __slots__ = ()
-
-
-class ExponentialBackward0(_ZeroGradSample):
-    __slots__ = ()
-
-
-class GeometricBackward0(_ZeroGradSample):
-    __slots__ = ()
-
-
-class LogNormalBackward0(_ZeroGradSample):
-    __slots__ = ()
-
-
-class CauchyBackward0(_ZeroGradSample):
-    __slots__ = ()
-
-
-class RandomBackward0(_ZeroGradSample):
-    __slots__ = ()
-
-
-class RandomBackward1(_ZeroGradSample):
-    __slots__ = ()
-
-
-class RandomBackward2(_ZeroGradSample):
-    __slots__ = ()
+BERNOULLI = _sampler("bernoulli(Tensor input, *, Generator? generator=None, Tensor out=None)",
+                     "BernoulliBackward0")
+BERNOULLI_TENSOR_ = General(
+    "bernoulli_(Tensor input, Tensor p, *, Generator? generator=None)",
+    grad_fn="BernoulliBackward1", forward=None, inputs=("self", "p"), params=("p_dtype",),
+    keeps=("p_sym_sizes", "p_dtype"), hidden=("p_sym_sizes", "p_dtype"),
+    derivatives={"self": _zero_grad,
+                 "p": lambda grad, p_sym_sizes, p_dtype: _zeros_sized(grad, p_sym_sizes, p_dtype)},
+    tangent=_zero_tangent)
+BERNOULLI_FLOAT_ = _sampler("bernoulli_(Tensor input, double p=0.5, *, Generator? generator=None)",
+                            "BernoulliBackward2")
+NORMAL_TENSOR_FLOAT = General(
+    "normal(Tensor mean, double std=1, *, Generator? generator=None, Tensor out=None)",
+    grad_fn="NormalBackward1", forward=None, inputs=("mean",), keeps=("mean_sym_sizes",),
+    derivatives={"mean": lambda grad, mean_sym_sizes: _zeros_sized(grad, mean_sym_sizes)},
+    tangent=_zero_tangent)
+NORMAL_FLOAT_TENSOR = General(
+    "normal(double mean, Tensor std, *, Generator? generator=None, Tensor out=None)",
+    grad_fn="NormalBackward2", forward=None, inputs=("std",), keeps=("std_sym_sizes",),
+    derivatives={"std": lambda grad, std_sym_sizes: _zeros_sized(grad, std_sym_sizes)},
+    tangent=_zero_tangent)
+NORMAL_TENSOR_TENSOR = General(
+    "normal(Tensor mean, Tensor std, *, Generator? generator=None, Tensor out=None)",
+    grad_fn="NormalBackward3", forward=None, inputs=("mean", "std"),
+    keeps=("mean_sym_sizes", "std_sym_sizes"),
+    derivatives={"mean": lambda grad, mean_sym_sizes: _zeros_sized(grad, mean_sym_sizes),
+                 "std": lambda grad, std_sym_sizes: _zeros_sized(grad, std_sym_sizes)},
+    tangent=_zero_tangent)
+POISSON = _sampler("poisson(Tensor input, Generator? generator=None, *, Tensor out=None)",
+                   "PoissonBackward0")
+EXPONENTIAL_ = _sampler("exponential_(Tensor input, double lambd=1, *, "
+                        "Generator? generator=None)", "ExponentialBackward0")
+GEOMETRIC_ = _sampler("geometric_(Tensor input, double p, *, Generator? generator=None)",
+                      "GeometricBackward0")
+LOG_NORMAL_ = _sampler("log_normal_(Tensor input, double mean=1, double std=2, *, "
+                       "Generator? generator=None)", "LogNormalBackward0")
+CAUCHY_ = _sampler("cauchy_(Tensor input, double median=0, double sigma=1, *, "
+                   "Generator? generator=None)", "CauchyBackward0")
+RANDOM_FROM_ = _sampler("random_(Tensor input, int64_t from, int64_t? to, *, "
+                        "Generator? generator=None)", "RandomBackward0")
+RANDOM_TO_ = _sampler("random_(Tensor input, int64_t to, *, Generator? generator=None)",
+                      "RandomBackward1")
+RANDOM_ = _sampler("random_(Tensor input, *, Generator? generator=None)", "RandomBackward2")
+UNIFORM_ = _sampler("uniform_(Tensor input, double from=0, double to=1, *, "
+                    "Generator? generator=None)", "UniformBackward0")
+NORMAL_ = _sampler("normal_(Tensor input, double mean=0, double std=1, *, "
+                   "Generator? generator=None)", "NormalBackward0")
 
 
 def _cpp_float(x: float) -> str:
@@ -832,17 +885,6 @@ def _cpp_float(x: float) -> str:
 def _not_implemented_for(kernel: str, data: np.ndarray) -> None:
     name = _dtype.from_np(data.dtype).scalar_name
     raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
-
-
-def _record_sample(cls: Any, inputs: tuple, out: np.ndarray) -> tuple:
-    """A sampler's ``(result, node or None)``: recorded with ``cls`` if an input requires grad."""
-    from ._ops._core import record
-
-    return record(cls, inputs, out)
-
-
-def _sampled(cls: Any, inputs: tuple, out: np.ndarray) -> Tensor:
-    return _record_sample(cls, inputs, out)[0]
 
 
 def _num_samples(value: Any, position: int) -> int:
@@ -979,14 +1021,11 @@ def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
         probs = _bernoulli_probs(input)
         drawn = _sampling.bernoulli_tensor(gen, np.ascontiguousarray(probs).reshape(-1))
         out_data = drawn.reshape(probs.shape).astype(probs.dtype)
-        return _sampled(BernoulliBackward0, (input,), out_data)
+        return BERNOULLI.record((input,), out_data)  # type: ignore[no-any-return]
     _check_bernoulli_p(p)
     data = input._data
     out_data = _sampling.bernoulli_scalar(gen, data.size, p).reshape(data.shape).astype(data.dtype)
-    res, node = _record_sample(NotImplementedBackward, (input,), out_data)
-    if node is not None:
-        node.op = "bernoulli"
-    return res
+    return record_not_implemented("bernoulli", (input,), out_data)
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
@@ -1003,26 +1042,33 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
 
         probs = _bernoulli_probs(expand(p, dest.shape))
         drawn = _sampling.bernoulli_tensor(gen, _sampling.to_fill_order(probs, dest))
-        return _sample_inplace(self, _sampling.from_fill_order(drawn, dest), BernoulliBackward1)
+        return sample_inplace(self, _sampling.from_fill_order(drawn, dest), BERNOULLI_TENSOR_,
+                               p, (p._data.dtype,))
     _check_bernoulli_p(p)
     drawn = _sampling.bernoulli_scalar(gen, dest.size, p)
-    return _sample_inplace(self, _sampling.from_fill_order(drawn, dest), BernoulliBackward2)
+    return sample_inplace(self, _sampling.from_fill_order(drawn, dest), BERNOULLI_FLOAT_)
 
 
-def _sample_inplace(self: Tensor, values: np.ndarray, cls: Any) -> Tensor:
-    """Write ``values`` into ``self``: torch's in-place checks, a zero-gradient node if recorded."""
-    from ._forward import FW, has_tangent
-    from ._mode import RECORDING
-    from ._ops import inplace
-
+def sample_inplace(self: Tensor, values: np.ndarray, entry: General, p: Any = None,
+                    params: tuple = ()) -> Tensor:
+    """Write ``values`` into ``self``: torch's in-place checks, the sampler's ``entry``
+    recorded if ``self`` (or the probability tensor ``p`` of ``bernoulli_``) requires grad."""
     # Recorded, or carrying a forward-mode tangent: the sampler's node replaces the history
-    # (and zeroes the tangent); otherwise NumPy writes straight into the storage.
-    if (_tls.mode == RECORDING and self._requires_grad) or (FW.active and has_tangent(self)):
-        def sampled(x: Tensor) -> Tensor:
-            return _sampled(cls, (x,), values.astype(x._data.dtype))
+    # (and zeroes the tangent: random values depend on nothing); otherwise NumPy writes
+    # straight into the storage.
+    if _tls.mode == RECORDING and (self._requires_grad or (p is not None and p._requires_grad)) \
+            or (FW.active and has_tangent(self)):
+        if p is None:
+            def sampled(x: Tensor) -> Tensor:
+                return entry.record((x,), values.astype(x._data.dtype), params)  # type: ignore[no-any-return]
 
-        return inplace.apply_inplace(self, sampled)
-    return inplace._random_fill(self, values)
+            return inplace.apply_inplace(self, sampled)
+
+        def sampled_from(x: Tensor, p: Tensor) -> Tensor:
+            return entry.record((x, p), values.astype(x._data.dtype), params)  # type: ignore[no-any-return]
+
+        return inplace.apply_inplace(self, sampled_from, p)
+    return inplace.random_fill(self, values)
 
 
 _NORMAL_OVERLOADS = (
@@ -1080,8 +1126,12 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
         _float_sample_dtype(np_dt, "normal_kernel_cpu")
         values = _sampling.normal(gen, math.prod(shape), np_dt, float(mean), float(std))
         return _leaf(values.reshape(shape), requires_grad)
+    if std_t and std._data.dtype.kind == "c":  # torch's first check of a tensor std
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     if mean_t and std_t:
-        m, s = _normal_float_data(mean), _normal_float_data(std)
+        # the samples take mean's dtype; torch multiplies them by an integer or bool std too
+        m = _normal_float_data(mean)
+        s = std._data if std._data.dtype.kind in "iub" else _normal_float_data(std)
         if (s < 0).any():
             raise RuntimeError("normal expects all elements of std >= 0.0")
         from ._ops._shape_util import broadcast_shapes
@@ -1090,13 +1140,13 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
         # torch: standard normals in mean's dtype, then ``.mul_(std).add_(mean)``
         z = _sampling.normal(gen, math.prod(shape), m.dtype, 0.0, 1.0).reshape(shape)
         values = _inplace_binary(_inplace_binary(z, s, np.multiply), m, np.add)
-        return _sampled(NormalBackward3, (mean, std), values)
+        return NORMAL_TENSOR_TENSOR.record((mean, std), values)  # type: ignore[no-any-return]
     if mean_t and _is_number(std):
         m = _normal_float_data(mean)
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp_float(std)}")
         z = _sampling.normal(gen, m.size, m.dtype, 0.0, float(std)).reshape(m.shape)
-        return _sampled(NormalBackward1, (mean,), z + m)
+        return NORMAL_TENSOR_FLOAT.record((mean,), z + m)  # type: ignore[no-any-return]
     if std_t and _is_number(mean):
         s = _normal_float_data(std)
         if (s < 0).any():
@@ -1104,7 +1154,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
         z = _sampling.normal(gen, s.size, s.dtype, 0.0, 1.0).reshape(s.shape)
         values = _inplace_binary(_inplace_binary(z, s, np.multiply), np.asarray(mean, s.dtype),
                                  np.add)
-        return _sampled(NormalBackward2, (std,), values)
+        return NORMAL_FLOAT_TENSOR.record((std,), values)  # type: ignore[no-any-return]
     raise _normal_type_error((mean, std))
 
 
@@ -1129,7 +1179,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:  # noq
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     rates = np.ascontiguousarray(data).reshape(-1).astype(np.float64)
     counts = _sampling.poisson(get_generator(generator), rates).reshape(data.shape)
-    return _sampled(PoissonBackward0, (input,), _sampling.to_dtype(counts, data.dtype))
+    return POISSON.record((input,), _sampling.to_dtype(counts, data.dtype))  # type: ignore[no-any-return]
 
 
 def _check_random_range(low: int, high: int) -> None:
@@ -1256,7 +1306,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
                            f"lambda={_cpp_float(lambd)}")
     _check_continuous(self, "Exponential")
     values = _fill(self, _sampling.exponential(get_generator(generator), self._data.size, lambd))
-    return _sample_inplace(self, values, ExponentialBackward0)
+    return sample_inplace(self, values, EXPONENTIAL_)
 
 
 def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
@@ -1269,7 +1319,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_cpp_float(p)}")
     values = _fill(self, _sampling.geometric(get_generator(generator), self._data.size, p))
-    return _sample_inplace(self, values, GeometricBackward0)
+    return sample_inplace(self, values, GEOMETRIC_)
 
 
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
@@ -1286,7 +1336,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
         _not_implemented_for("log_normal_cpu", self._data)
     values = _fill(self, _sampling.log_normal(get_generator(generator), self._data.size,
                                               float(mean), float(std)))
-    return _sample_inplace(self, values, LogNormalBackward0)
+    return sample_inplace(self, values, LOG_NORMAL_)
 
 
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
@@ -1302,7 +1352,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     _check_continuous(self, "Cauchy", use_cpp_name=True)
     values = _fill(self, _sampling.cauchy(get_generator(generator), self._data.size,
                                           float(median), float(sigma)))
-    return _sample_inplace(self, values, CauchyBackward0)
+    return sample_inplace(self, values, CAUCHY_)
 
 
 # The largest integer random_() draws by default: every integer up to it is exact in the dtype.
@@ -1324,30 +1374,30 @@ def random_(self: Tensor, *args: int, to: int | None = None,
         top = _RANDOM_DEFAULT_MAX.get(data.dtype.name)
         if top is None:
             top = int(np.iinfo(data.dtype).max)
-        (low, high), cls = (args[0], top + 1), RandomBackward0
+        (low, high), entry = (args[0], top + 1), RANDOM_FROM_
         if int(low) == -2 ** 63 and data.dtype.name in ("int64", "float32", "float64"):
             values = _sampling.random_int64_full_range(get_generator(generator), data.size,
                                                        data.dtype)
-            return _sample_inplace(self, _fill(self, values), cls)
+            return sample_inplace(self, _fill(self, values), entry)
     elif len(args) == 2:
-        (low, high), cls = args, RandomBackward0
+        (low, high), entry = args, RANDOM_FROM_
     elif len(args) == 1:
-        (low, high), cls = (0, args[0]), RandomBackward1
+        (low, high), entry = (0, args[0]), RANDOM_TO_
     elif to is not None:
-        (low, high), cls = (0, to), RandomBackward1
+        (low, high), entry = (0, to), RANDOM_TO_
     else:
         dt = data.dtype
         top = _RANDOM_DEFAULT_MAX.get(dt.name)
         if top is None:
             top = int(np.iinfo(dt).max)
-        low, high, cls = 0, top + 1, RandomBackward2
+        low, high, entry = 0, top + 1, RANDOM_
     low, high = int(low), int(high)
     _check_random_range(low, high)
     if data.dtype.kind == "u" and low < 0:
         raise RuntimeError(f"from is out of bounds for {_dtype.from_np(data.dtype).cpp_name}")
     gen = get_generator(generator)
-    if cls is RandomBackward2:  # no bounds: torch's own transform per dtype
+    if entry is RANDOM_:  # no bounds: torch's own transform per dtype
         values = _sampling.random_full(gen, data.size, data.dtype)
     else:
         values = _sampling.random_from_to(gen, data.size, data.dtype, low, high)
-    return _sample_inplace(self, _fill(self, values), cls)
+    return sample_inplace(self, _fill(self, values), entry)

@@ -1,4 +1,4 @@
-"""Forward-mode AD state: the dual level, where tangents live and when the op layer computes them.
+"""Forward-mode AD state: the dual level, and where tangents live.
 
 Note [Tangents]
 Inside ``forward_ad.dual_level()`` a tensor may carry a *tangent* (torch's
@@ -11,19 +11,15 @@ pays one attribute read per op for all of this.
 Tangents are independent of grad mode: ``no_grad`` does not stop them, and
 inference mode drops them (its outputs have none).
 
-Note [When a tangent is computed]
-An op's forward rule needs the op's parameters (``dim``, ``alpha``,
-``exponent`` ...), and the op functions hand those to the node only after the
-op layer has built the output.  So for an op with tangent inputs the op layer
-builds the node even when nothing is recorded, and the output's tangent is
-computed from it *later*: the first time anything asks for it (the next op
-using the output, ``unpack_dual``, the repr), before any in-place write (which
-could change what the rule reads), before a backward pass, and before the
-next dual op starts.  Until then the output holds a ``PendingJvp``.  An input
-that carries a tangent but does not require grad gets a placeholder edge
-(``FORWARD_EDGE``) in that node, so that the node saves what the forward rule
-of that input needs; the placeholder is replaced by ``None`` once the tangent
-is computed, before anyone can see the node's ``next_functions``.
+Note [Tangents computed eagerly]
+An op computes its output's tangent at once, with the output, as torch does: the op's
+registry entry knows all of its parameters before the output exists (Note [Tangents
+computed at once] in npgrad._ops.registry), so no node is built for a tangent alone and
+nothing waits to be computed later.  A rule that is the transpose of a backward rule
+(npgrad.autograd.forward_rules) runs that rule on a node built for the purpose; an input
+that carries a tangent but has no history gets a placeholder edge there
+(``FORWARD_EDGE``), so that the rule computes its part, and the node is never seen by
+anyone else.
 
 Note [Tangents share the layout of their tensors]
 torch's tangent of a view is the same view of its base's tangent: an in-place
@@ -49,12 +45,11 @@ NO_LEVEL_MSG = ("Trying to create a dual Tensor for forward AD but no level exis
 class DualState:
     """The process-wide forward-AD level and the tangents that belong to it."""
 
-    __slots__ = ("active", "level", "pending", "duals", "prune_at")
+    __slots__ = ("active", "level", "duals", "prune_at")
 
     def __init__(self) -> None:
         self.active = False
         self.level = -1
-        self.pending: list = []  # PendingJvp entries not yet computed
         self.duals: list = []  # weakrefs to every tensor given a tangent at this level
         self.prune_at = 1024  # drop dead weakrefs when ``duals`` grows past this
 
@@ -71,7 +66,7 @@ def _remember(t: Any) -> None:
 
 
 class _ForwardEdge:
-    """The placeholder edge target of Note [When a tangent is computed]; never run."""
+    """The placeholder edge target of Note [Tangents computed eagerly]; never run."""
 
     __slots__ = ()
     next_functions: tuple = ()
@@ -90,22 +85,14 @@ FORWARD_EDGE = _ForwardEdge()
 # -- where tangents live -------------------------------------------------------------
 
 def tangent_of(t: Any) -> Any:
-    """The tangent of tensor ``t`` at the open level, or None (computing a pending one)."""
+    """The tangent of tensor ``t`` at the open level, or None."""
     extra = t._extra
-    return None if extra is None else tangent_of_extra(extra)
-
-
-def tangent_of_extra(extra: Any) -> Any:
-    """``tangent_of`` for a tensor known only by its ``TensorExtra`` (a saved output)."""
-    pending = extra.fw_pending
-    if pending is not None:
-        pending.resolve()
-    return extra.tangent
+    return None if extra is None else extra.tangent
 
 
 def has_tangent(t: Any) -> bool:
     extra = t._extra
-    return extra is not None and (extra.tangent is not None or extra.fw_pending is not None)
+    return extra is not None and extra.tangent is not None
 
 
 def _dual_extra(t: Any) -> Any:
@@ -115,7 +102,7 @@ def _dual_extra(t: Any) -> Any:
     extra = t._extra
     if extra is None:
         extra = t._extra = TensorExtra()
-    if extra.tangent is None and extra.fw_pending is None:
+    if extra.tangent is None:
         _remember(t)
     return extra
 
@@ -166,13 +153,11 @@ def _size(t: Any) -> str:
 
 
 def drop_all_tangents() -> None:
-    """Leaving the level: every tangent and pending computation is forgotten."""
-    FW.pending = []
+    """Leaving the level: every tangent is forgotten."""
     for ref in FW.duals:
         t = ref()
         if t is not None and t._extra is not None:
             t._extra.tangent = None
-            t._extra.fw_pending = None
     FW.duals = []
 
 
@@ -301,85 +286,6 @@ def give_view_tangent(view: Any, source: Any) -> None:
 def install(t: Any, tangent: Any) -> None:
     """Give ``t`` ``tangent`` as it is (already laid out like ``t``, or shared with a view)."""
     _dual_extra(t).tangent = tangent
-
-
-# -- computing tangents ------------------------------------------------------------------
-
-class PendingJvp:
-    """One op's forward rule, waiting to run (Note [When a tangent is computed])."""
-
-    __slots__ = ("node", "tangents", "outputs", "extras", "datas", "mode", "placeholder_edges")
-
-    def __init__(self, node: Any, tangents: list, outputs: list, mode: int,
-                 placeholder_edges: bool) -> None:
-        self.node = node
-        self.tangents = tangents  # one per edge of node: a Tensor or None
-        self.outputs = [weakref.ref(o) for o in outputs]
-        self.mode = mode  # the grad mode the op ran under: its tangent is recorded likewise
-        self.placeholder_edges = placeholder_edges
-        for o in outputs:
-            _pending_on(o, self)
-        # An output may die before its tangent is computed while its node still saves it
-        # (forward over reverse reads it): its extra, which the saved value keeps, gets it.
-        self.extras = [o._extra for o in outputs]
-        self.datas = [o._data for o in outputs]
-        FW.pending.append(self)
-
-    def resolve(self) -> None:
-        node = self.node
-        if node is None:
-            return
-        self.node = None
-        # an output detached meanwhile (detach_) no longer waits for this tangent
-        waiting = [extra.fw_pending is self for extra in self.extras]
-        outputs = [ref() for ref in self.outputs]
-        for extra, wait in zip(self.extras, waiting):
-            if wait:
-                extra.fw_pending = None
-        active, mode = FW.active, _tls.mode
-        FW.active = False  # a forward rule's own ops carry no tangents (no nested levels)
-        _tls.mode = self.mode
-        try:
-            tangents = node.jvp(self.tangents)
-        finally:
-            FW.active, _tls.mode = active, mode
-            if self.placeholder_edges:
-                node.next_functions = tuple((None, 0) if e[0] is FORWARD_EDGE else e
-                                            for e in node.next_functions)
-        for out, extra, data, wait, tangent, (_, dtype) in zip(
-                outputs, self.extras, self.datas, waiting, tangents, node._out_meta):
-            if not wait or tangent is None:
-                continue
-            if tangent._data.dtype != dtype:
-                tangent = tangent.to(_dtype_of(dtype))
-            if out is None:  # the output died; a saved copy (same array and extra) reads this
-                from ._tensor_base import _make
-
-                out = _make(type(tangent), data, None, False, None)
-                out._extra = extra
-            set_tangent(out, tangent)
-
-
-def _pending_on(t: Any, pending: PendingJvp) -> None:
-    extra = _dual_extra(t)
-    extra.tangent = None
-    extra.fw_pending = pending
-
-
-def _dtype_of(np_dtype: Any) -> Any:
-    """A rule's arithmetic may promote (a float64 saved value, say); a tangent has its
-    output's dtype."""
-    from . import _dtype
-
-    return _dtype.from_np(np_dtype)
-
-
-def flush() -> None:
-    """Compute every pending tangent now (see Note [When a tangent is computed])."""
-    while FW.pending:
-        pending, FW.pending = FW.pending, []
-        for entry in pending:
-            entry.resolve()
 
 
 # -- in-place writes -------------------------------------------------------------------

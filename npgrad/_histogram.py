@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._creation import _leaf
+from ._ops._core import record_not_implemented
 from ._tensor import Tensor
 
 
@@ -146,22 +146,11 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
             hist = hist / dt.type(hist.sum(dtype=np.float64))
             hist = hist / np.diff(edges)
     hist = hist.astype(dt, copy=False)
+    # torch records histogram without a derivative: one NotImplemented node (whose backward
+    # raises) for both outputs
     inputs = tuple(t for t in (input, bins, weight) if isinstance(t, Tensor))
-    if any(t.requires_grad for t in inputs):
-        # torch records histogram without a derivative: both outputs require grad, and
-        # their grad_fn (NotImplemented) raises in backward.
-        return histogram_return(_not_differentiable(inputs, hist),
-                                _not_differentiable(inputs, edges))
-    return histogram_return(_leaf(hist), _leaf(edges))
-
-
-def _not_differentiable(inputs: tuple, out: np.ndarray) -> Tensor:
-    from ._ops._core import NotImplementedBackward, record
-
-    res, node = record(NotImplementedBackward, inputs, out)
-    if node is not None:
-        node.op = "histogram"
-    return res  # type: ignore[no-any-return]
+    hist_t, edges_t = record_not_implemented("histogram", inputs, (hist, edges))
+    return histogram_return(hist_t, edges_t)
 
 
 def _outer_edges(values: np.ndarray, range: Any, dt: np.dtype) -> tuple:  # noqa: A002

@@ -19,10 +19,12 @@ from ._ops.sparse import (
     clone,
     coalesce,
     div,
+    inplace,
     make_sparse,
     mm,
     mul,
     neg,
+    rdiv,
     sparse_sum,
     sum_all,
     to_dense,
@@ -37,10 +39,11 @@ from ._tensor import Tensor
 class SparseTensor(Tensor):
     """A sparse COO tensor (Note [Sparse COO tensors])."""
 
-    __slots__ = ("_sp_indices", "_sp_values", "_coalesced")
+    __slots__ = ("_sp_indices", "_sp_values", "_coalesced", "_fresh")
     _sp_indices: np.ndarray
     _sp_values: np.ndarray
     _coalesced: bool
+    _fresh: bool  # Note [The first sparse gradient of a leaf] in npgrad._ops.sparse
 
     # -- layout and structure ---------------------------------------------------
     @property
@@ -173,6 +176,30 @@ class SparseTensor(Tensor):
     def neg(self) -> SparseTensor:
         return neg(self)
 
+    # -- in-place arithmetic (Note [In-place ops on sparse tensors]) ---------------
+    def zero_(self) -> SparseTensor:
+        return inplace(self, "zero")
+
+    def neg_(self) -> SparseTensor:
+        return inplace(self, "neg")
+
+    def mul_(self, other: Any) -> SparseTensor:
+        return inplace(self, "mul", other)
+
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> SparseTensor:
+        if rounding_mode is not None:
+            raise unsupported("div_.Tensor_mode")
+        return inplace(self, "div", other)
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> SparseTensor:
+        return inplace(self, "add", other, alpha)
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> SparseTensor:
+        return inplace(self, "sub", other, alpha)
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> SparseTensor:
+        return inplace(self, "copy", src)
+
     def __add__(self, other: Any) -> Tensor:
         return add(self, other)
 
@@ -185,10 +212,14 @@ class SparseTensor(Tensor):
     def __mul__(self, other: Any) -> Tensor:
         return mul(self, other)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other: Any) -> Tensor:
+        return mul(self, other, True)
 
     def __truediv__(self, other: Any) -> Tensor:
         return div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return rdiv(self, other)
 
     def __neg__(self) -> SparseTensor:
         return neg(self)

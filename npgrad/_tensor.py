@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any, Iterator, Union
 import numpy as np
 
 from . import _dtype
-from ._forward import FW, flush as flush_tangents
 from ._mode import _tls, GRAD, INFERENCE
 from ._size import Size
 from ._vmap_mode import VMAP, check_batched_write, check_control_flow, check_item
 from ._storage import (TypedStorage, UntypedStorage, deepcopy_array, root_of, storage_offset,
                        untyped_storage_of, warn_typed_storage)
 from ._ops._shape_util import NO_DIM, wrap_dim
-from ._ops.signature import bind_tensor_class, method_signature, unchecked
+from ._ops.signature import bind_tensor_class, checker, method_signature, renamed, unchecked
 from ._tensor_base import (INFERENCE_COUNTER, TensorBase, TensorExtra, VersionCounter,
                            _make, bind_tensor_class as bind_base_class)
 from ._ops.pointwise import (
@@ -43,9 +42,10 @@ from ._ops.pointwise import (
     where, equal, allclose, isclose, ROUNDING_MODE_NOT_GIVEN,
 )
 from ._ops.reduction import (
-    all, amax, amin, any, argmax, argmin, cumsum, logsumexp, log_softmax, max, mean, min,
-    norm, prod, softmax, std, sum, var,
+    all, amax, amin, any, argmax, argmin, cumsum, logsumexp, max, mean, min,
+    norm, prod, std, sum, var,
 )
+from ._ops.softmax import log_softmax, softmax
 from ._ops.matmul import bmm, dot, matmul, mm, mv, outer
 from ._ops.shape import (
     chunk, clone, contiguous, detach, detach_, diagonal, expand, flatten, flip,
@@ -77,7 +77,8 @@ from ._ops.sorting import (
     argsort, kthvalue, median, mode, msort, nanmedian, sort, topk,
 )
 from ._ops.reduction import cummax, cummin, cumprod, logcumsumexp
-from ._ops.reduction import count_nonzero, dist, nanmean, nansum
+from ._ops.reduction import count_nonzero, nanmean, nansum
+from ._ops.distance import dist
 from ._ops.matmul import addbmm, addmv, addr, baddbmm, cross
 from ._ops.sorting import bincount, histc, unique
 from ._ops.reduction import aminmax
@@ -214,6 +215,7 @@ class Tensor(TensorBase):
                 "only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = value
 
+    @method_signature("requires_grad_(bool requires_grad=True)")
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         if type(requires_grad) is not bool:
             raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
@@ -232,8 +234,6 @@ class Tensor(TensorBase):
 
     @property
     def grad_fn(self) -> Any:
-        if FW.pending:  # a node's placeholder edges go before anyone sees them (npgrad._forward)
-            flush_tangents()
         if self._base is not None:
             return _views.refresh_view_grad_fn(self)
         return self._grad_fn
@@ -353,6 +353,8 @@ class Tensor(TensorBase):
     def size(self, dim: builtins.int | None = None) -> Any:
         if dim is None:
             return Size(self._data.shape)
+        if type(dim) is not builtins.int:  # kept off the hot path: torch's parser's check
+            _SIZE_ARGS(dim)
         return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
     @property
@@ -377,7 +379,7 @@ class Tensor(TensorBase):
     def dim(self) -> builtins.int:
         return self._data.ndim
 
-    ndimension = dim
+    ndimension = renamed(dim, "ndimension")
 
     @property
     def ndim(self) -> builtins.int:
@@ -387,12 +389,15 @@ class Tensor(TensorBase):
     def numel(self) -> builtins.int:
         return self._data.size
 
-    nelement = numel
+    nelement = renamed(numel, "nelement")
 
+    @method_signature("element_size()")
     def element_size(self) -> builtins.int:
         return self._data.itemsize
 
     def stride(self, dim: builtins.int | None = None) -> Any:
+        if dim is not None and type(dim) is not builtins.int:
+            _STRIDE_ARGS(dim)
         data = self._data
         if data.size == 0:  # NumPy gives empty arrays zero strides; torch, contiguous ones
             strides: tuple = ()
@@ -405,7 +410,8 @@ class Tensor(TensorBase):
             strides = tuple(s // item for s in data.strides)
         return strides if dim is None else strides[wrap_dim(dim, data.ndim)]
 
-    def is_contiguous(self) -> builtins.bool:
+    @method_signature("is_contiguous(*, MemoryFormat memory_format=torch.contiguous_format)")
+    def is_contiguous(self, memory_format: Any = None) -> builtins.bool:
         return self._data.flags.c_contiguous
 
     @method_signature("is_floating_point()")
@@ -477,6 +483,7 @@ class Tensor(TensorBase):
     def is_sparse(self) -> builtins.bool:
         return False
 
+    @method_signature("to_dense(ScalarType? dtype=None, *, bool? masked_grad=None)")
     def to_dense(self, dtype: Any = None, *, masked_grad: Any = None) -> Tensor:
         return self
 
@@ -509,9 +516,11 @@ class Tensor(TensorBase):
     def _nnz(self) -> builtins.int:
         raise _sparse_ops.dense_unsupported("_nnz")
 
+    @method_signature("sparse_dim()")
     def sparse_dim(self) -> builtins.int:
         return 0
 
+    @method_signature("dense_dim()")
     def dense_dim(self) -> builtins.int:
         return self._data.ndim
 
@@ -536,10 +545,24 @@ class Tensor(TensorBase):
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         return self._data.reshape(()).item()
 
+    @method_signature("tolist()")
     def tolist(self) -> Any:
         return self._data.tolist()
 
-    def numpy(self, *, force: builtins.bool = False) -> np.ndarray:
+    def numpy(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        force = False
+        if args or kwargs:  # torch's parser of ``numpy(*, bool force=False)``, in its words
+            if args:
+                n = len(args)
+                raise TypeError(f"numpy() takes 0 positional arguments but {n} "
+                                f"{'was' if n == 1 else 'were'} given")
+            for key in kwargs:
+                if key != "force":
+                    raise TypeError(f"numpy() got an unexpected keyword argument '{key}'")
+            force = kwargs["force"]
+            if not isinstance(force, builtins.bool):
+                raise TypeError(f"numpy(): argument 'force' must be bool, not "
+                                f"{type(force).__name__}")
         # as torch: refused only while grad mode is on (under no_grad it is allowed)
         if self._requires_grad and not force and _tls.mode & GRAD:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
@@ -677,36 +700,47 @@ class Tensor(TensorBase):
     def type_as(self, other: Tensor) -> Tensor:
         return to(self, other.dtype)
 
-    def float(self) -> Tensor:
+    @method_signature("float(*, MemoryFormat memory_format=torch.preserve_format)")
+    def float(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.float32)
 
-    def double(self) -> Tensor:
+    @method_signature("double(*, MemoryFormat memory_format=torch.preserve_format)")
+    def double(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.float64)
 
-    def half(self) -> Tensor:
+    @method_signature("half(*, MemoryFormat memory_format=torch.preserve_format)")
+    def half(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.float16)
 
-    def long(self) -> Tensor:
+    @method_signature("long(*, MemoryFormat memory_format=torch.preserve_format)")
+    def long(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.int64)
 
-    def int(self) -> Tensor:
+    @method_signature("int(*, MemoryFormat memory_format=torch.preserve_format)")
+    def int(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.int32)
 
-    def short(self) -> Tensor:
+    @method_signature("short(*, MemoryFormat memory_format=torch.preserve_format)")
+    def short(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.int16)
 
-    def char(self) -> Tensor:
+    @method_signature("char(*, MemoryFormat memory_format=torch.preserve_format)")
+    def char(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.int8)
 
-    def byte(self) -> Tensor:
+    @method_signature("byte(*, MemoryFormat memory_format=torch.preserve_format)")
+    def byte(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.uint8)
 
-    def bool(self) -> Tensor:
+    @method_signature("bool(*, MemoryFormat memory_format=torch.preserve_format)")
+    def bool(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.bool_)
 
-    def bfloat16(self) -> Tensor:
+    @method_signature("bfloat16(*, MemoryFormat memory_format=torch.preserve_format)")
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
         return to(self, _dtype.bfloat16)
 
+    @method_signature("cpu(*, MemoryFormat memory_format=torch.preserve_format)")
     def cpu(self, memory_format: Any = None) -> Tensor:
         return self
 
@@ -739,13 +773,17 @@ class Tensor(TensorBase):
 
 
 
+    @method_signature("positive()")  # torch's ``+`` is its ``positive``
     def __pos__(self) -> Tensor:
+        if self._data.dtype.kind == "b":
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
         return self
 
-    def __abs__(self) -> Tensor:
-        return abs(self)
-
+    @method_signature("__invert__()")
     def __invert__(self) -> Tensor:
+        if self._data.dtype.kind not in "iub":  # torch's operator refuses before bitwise_not
+            raise TypeError("~ (operator.invert) is only implemented on integer and "
+                            "Boolean-type tensors")
         return bitwise_not(self)
 
 
@@ -760,21 +798,26 @@ class Tensor(TensorBase):
         setitem(self, index, value)
 
     # -- pointwise methods ----------------------------------------------------
-    @method_signature("add(Tensor other, *, Scalar alpha=1)")
+    @method_signature("add(Tensor other, *, Scalar alpha=1)",
+                      "add(Scalar alpha, Tensor other)|deprecated")
     def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return add(self, other, alpha=alpha)
 
-    @method_signature("sub(Tensor other, *, Scalar alpha=1)")
+    @method_signature("sub(Tensor other, *, Scalar alpha=1)",
+                      "sub(Scalar alpha, Tensor other)|deprecated")
     def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return sub(self, other, alpha=alpha)
 
-    subtract = sub
+    @method_signature("subtract(Tensor other, *, Scalar alpha=1)",
+                      "subtract(Scalar other, Scalar alpha=1)")
+    def subtract(self, other: Any, alpha: Any = 1) -> Tensor:
+        return sub(self, other, alpha=alpha)
 
     @method_signature("mul(Tensor other)")
     def mul(self, other: Any) -> Tensor:
         return mul(self, other)
 
-    multiply = mul
+    multiply = renamed(mul, "multiply", "multiply(Tensor other)", "multiply(Scalar other)")
 
     @method_signature("div(Tensor other)",
                       "div(Tensor other, *, c10::string_view? rounding_mode)",
@@ -803,7 +846,7 @@ class Tensor(TensorBase):
     def neg(self) -> Tensor:
         return neg(self)
 
-    negative = neg
+    negative = renamed(neg, "negative")
 
     @method_signature("pow(Tensor exponent)",
                       "pow(Scalar exponent)")
@@ -822,7 +865,9 @@ class Tensor(TensorBase):
     def abs(self) -> Tensor:
         return abs(self)
 
-    absolute = abs
+    __abs__ = abs  # torch's ``abs(t)`` is its ``abs`` method
+
+    absolute = renamed(abs, "absolute")
 
     @method_signature("sign()")
     def sign(self) -> Tensor:
@@ -889,7 +934,7 @@ class Tensor(TensorBase):
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
         return clamp(self, min, max)
 
-    clip = clamp
+    clip = renamed(clamp, "clip")
 
     @method_signature("clamp_min(Tensor min)",
                       "clamp_min(Scalar min)")
@@ -1184,6 +1229,12 @@ class Tensor(TensorBase):
 
     @property
     def mT(self) -> Tensor:
+        if self._data.ndim == 0:  # torch still accepts a 0-D tensor: itself, with a warning
+            warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the "
+                          "identity in these cases. (Triggered internally at /__w/pytorch/"
+                          "pytorch/aten/src/ATen/native/TensorShape.cpp:4373.)", UserWarning,
+                          stacklevel=2)
+            return self
         if self._data.ndim < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of "
                                f"matrices. Got {self._data.ndim}-D tensor.")
@@ -1191,6 +1242,11 @@ class Tensor(TensorBase):
 
     @property
     def mH(self) -> Tensor:
+        if self._data.ndim == 0:
+            warnings.warn("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj(). "
+                          "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                          "TensorShape.cpp:4382.)", UserWarning, stacklevel=2)
+            return self.conj()
         if self._data.ndim < 2:
             raise RuntimeError("tensor.mH is only supported on matrices or batches of "
                                f"matrices. Got {self._data.ndim}-D tensor.")
@@ -1247,6 +1303,10 @@ class Tensor(TensorBase):
         return flatten(self, start_dim, end_dim)
 
     def unflatten(self, dim: builtins.int, sizes: Any) -> Tensor:
+        # torch's Python method tests ``sizes`` before its parser sees the arguments
+        if not sizes:
+            raise RuntimeError("unflatten: sizes must be non-empty")
+        _UNFLATTEN_ARGS(dim, sizes)
         return unflatten(self, dim, sizes)
 
     @method_signature("squeeze()",
@@ -1353,15 +1413,18 @@ class Tensor(TensorBase):
     def index_select(self, dim: builtins.int, index: Tensor) -> Tensor:
         return index_select(self, dim, index)
 
+    @method_signature("nonzero()", "nonzero(*, bool as_tuple)")
     def nonzero(self, *, as_tuple: builtins.bool = False) -> Any:
         return nonzero(self, as_tuple=as_tuple)
 
     # -- in-place methods -------------------------------------------------------
-    @method_signature("add_(Tensor other, *, Scalar alpha=1)")
+    @method_signature("add_(Tensor other, *, Scalar alpha=1)",
+                      "add_(Scalar alpha, Tensor other)|deprecated")
     def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return add_(self, other, alpha=alpha)
 
-    @method_signature("sub_(Tensor other, *, Scalar alpha=1)")
+    @method_signature("sub_(Tensor other, *, Scalar alpha=1)",
+                      "sub_(Scalar alpha, Tensor other)|deprecated")
     def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
         return sub_(self, other, alpha=alpha)
 
@@ -1433,10 +1496,12 @@ class Tensor(TensorBase):
     def fill_(self, value: Any) -> Tensor:
         return fill_(self, value)
 
-    def copy_(self, src: Tensor, non_blocking: builtins.bool = False) -> Tensor:
+    @method_signature("copy_(Tensor other, bool non_blocking=False)",
+                      "copy_(Tensor other, bool async=False)|deprecated")
+    def copy_(self, other: Tensor, non_blocking: builtins.bool = False) -> Tensor:
         if VMAP.depth:
-            check_batched_write(self, src, "copy_")
-        return copy_(self, src)
+            check_batched_write(self, other, "copy_")
+        return copy_(self, other)
 
     @method_signature("masked_fill_(Tensor mask, Tensor value)",
                       "masked_fill_(Tensor mask, Scalar value)")
@@ -1458,19 +1523,19 @@ class Tensor(TensorBase):
     def asin(self) -> Tensor:
         return asin(self)
 
-    arcsin = asin
+    arcsin = renamed(asin, "arcsin")
 
     @method_signature("acos()")
     def acos(self) -> Tensor:
         return acos(self)
 
-    arccos = acos
+    arccos = renamed(acos, "arccos")
 
     @method_signature("atan()")
     def atan(self) -> Tensor:
         return atan(self)
 
-    arctan = atan
+    arctan = renamed(atan, "arctan")
 
     @method_signature("sinh()")
     def sinh(self) -> Tensor:
@@ -1484,25 +1549,25 @@ class Tensor(TensorBase):
     def asinh(self) -> Tensor:
         return asinh(self)
 
-    arcsinh = asinh
+    arcsinh = renamed(asinh, "arcsinh")
 
     @method_signature("acosh()")
     def acosh(self) -> Tensor:
         return acosh(self)
 
-    arccosh = acosh
+    arccosh = renamed(acosh, "arccosh")
 
     @method_signature("atanh()")
     def atanh(self) -> Tensor:
         return atanh(self)
 
-    arctanh = atanh
+    arctanh = renamed(atanh, "arctanh")
 
     @method_signature("atan2(Tensor other)")
     def atan2(self, other: Tensor) -> Tensor:
         return atan2(self, other)
 
-    arctan2 = atan2
+    arctan2 = renamed(atan2, "arctan2")
 
     @method_signature("hypot(Tensor other)")
     def hypot(self, other: Tensor) -> Tensor:
@@ -1534,11 +1599,13 @@ class Tensor(TensorBase):
                    neginf: builtins.float | None = None) -> Tensor:
         return nan_to_num(self, nan, posinf, neginf)
 
-    @method_signature("addcmul(Tensor tensor1, Tensor tensor2, *, Scalar value=1)")
+    @method_signature("addcmul(Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
+                      "addcmul(Scalar value, Tensor tensor1, Tensor tensor2)|deprecated")
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
         return addcmul(self, tensor1, tensor2, value=value)
 
-    @method_signature("addcdiv(Tensor tensor1, Tensor tensor2, *, Scalar value=1)")
+    @method_signature("addcdiv(Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
+                      "addcdiv(Scalar value, Tensor tensor1, Tensor tensor2)|deprecated")
     def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
         return addcdiv(self, tensor1, tensor2, value=value)
 
@@ -1546,19 +1613,19 @@ class Tensor(TensorBase):
     def asin_(self) -> Tensor:
         return asin_(self)
 
-    arcsin_ = asin_
+    arcsin_ = renamed(asin_, "arcsin_")
 
     @method_signature("acos_()")
     def acos_(self) -> Tensor:
         return acos_(self)
 
-    arccos_ = acos_
+    arccos_ = renamed(acos_, "arccos_")
 
     @method_signature("atan_()")
     def atan_(self) -> Tensor:
         return atan_(self)
 
-    arctan_ = atan_
+    arctan_ = renamed(atan_, "arctan_")
 
     @method_signature("sinh_()")
     def sinh_(self) -> Tensor:
@@ -1572,25 +1639,25 @@ class Tensor(TensorBase):
     def asinh_(self) -> Tensor:
         return asinh_(self)
 
-    arcsinh_ = asinh_
+    arcsinh_ = renamed(asinh_, "arcsinh_")
 
     @method_signature("acosh_()")
     def acosh_(self) -> Tensor:
         return acosh_(self)
 
-    arccosh_ = acosh_
+    arccosh_ = renamed(acosh_, "arccosh_")
 
     @method_signature("atanh_()")
     def atanh_(self) -> Tensor:
         return atanh_(self)
 
-    arctanh_ = atanh_
+    arctanh_ = renamed(atanh_, "arctanh_")
 
     @method_signature("atan2_(Tensor other)")
     def atan2_(self, other: Tensor) -> Tensor:
         return atan2_(self, other)
 
-    arctan2_ = atan2_
+    arctan2_ = renamed(atan2_, "arctan2_")
 
     @method_signature("hypot_(Tensor other)")
     def hypot_(self, other: Tensor) -> Tensor:
@@ -1618,11 +1685,13 @@ class Tensor(TensorBase):
                     neginf: builtins.float | None = None) -> Tensor:
         return nan_to_num_(self, nan, posinf, neginf)
 
-    @method_signature("addcmul_(Tensor tensor1, Tensor tensor2, *, Scalar value=1)")
+    @method_signature("addcmul_(Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
+                      "addcmul_(Scalar value, Tensor tensor1, Tensor tensor2)|deprecated")
     def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
         return addcmul_(self, tensor1, tensor2, value=value)
 
-    @method_signature("addcdiv_(Tensor tensor1, Tensor tensor2, *, Scalar value=1)")
+    @method_signature("addcdiv_(Tensor tensor1, Tensor tensor2, *, Scalar value=1)",
+                      "addcdiv_(Scalar value, Tensor tensor1, Tensor tensor2)|deprecated")
     def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
         return addcdiv_(self, tensor1, tensor2, value=value)
 
@@ -1659,6 +1728,8 @@ class Tensor(TensorBase):
         return _creation.new_full(self, size, fill_value, dtype=dtype, device=device,
                                   requires_grad=requires_grad)
 
+    @method_signature("new_tensor(PyObject* data, *, ScalarType? dtype=None, Device? device=None, "
+                      "bool requires_grad=False)")
     def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None,
                    requires_grad: builtins.bool = False, **kwargs: Any) -> Tensor:
         return _creation.new_tensor(self, data, dtype=dtype, device=device,
@@ -1982,19 +2053,23 @@ class Tensor(TensorBase):
     def cross(self, other: Tensor, dim: Any = None) -> Tensor:
         return cross(self, other, dim)
 
-    @method_signature("addmv(Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)")
+    @method_signature("addmv(Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)",
+                      "addmv(Scalar beta, Tensor mat, Tensor vec)|deprecated")
     def addmv(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return addmv(self, mat, vec, beta=beta, alpha=alpha)
 
-    @method_signature("addr(Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1)")
+    @method_signature("addr(Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1)",
+                      "addr(Scalar beta, Tensor vec1, Tensor vec2)|deprecated")
     def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return addr(self, vec1, vec2, beta=beta, alpha=alpha)
 
-    @method_signature("baddbmm(Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)")
+    @method_signature("baddbmm(Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)",
+                      "baddbmm(Scalar beta, Tensor batch1, Tensor batch2)|deprecated")
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
-    @method_signature("addbmm(Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)")
+    @method_signature("addbmm(Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1)",
+                      "addbmm(Scalar beta, Tensor batch1, Tensor batch2)|deprecated")
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
         return addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
@@ -2146,6 +2221,12 @@ for _name, _op in list(globals().items()):
     if hasattr(_op, "__signature_overloads__"):
         globals()[_name] = _op.__wrapped__
 del _name, _op
+
+# the parser checks of methods whose common call skips them (Note [The check's cost]); made
+# after the loop above, which would take them for decorated ops
+_SIZE_ARGS = checker("size(int64_t? dim=None)")
+_STRIDE_ARGS = checker("stride(int64_t? dim=None)")
+_UNFLATTEN_ARGS = checker("unflatten(int64_t dim, SymIntArrayRef sizes)")
 
 
 def _decomp() -> Any:

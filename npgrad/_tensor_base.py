@@ -46,7 +46,7 @@ class TensorExtra:
     """Per-tensor state that most tensors never need."""
 
     __slots__ = ("accumulator", "hooks", "post_accumulate_hooks", "retains_grad",
-                 "view_info", "name", "is_param", "tangent", "fw_pending", "detached_seq")
+                 "view_info", "name", "is_param", "tangent", "detached_seq")
 
     def __init__(self) -> None:
         self.accumulator: Any = None  # weakref to this leaf's AccumulateGrad
@@ -57,7 +57,6 @@ class TensorExtra:
         self.name: str | None = None
         self.is_param = False
         self.tangent: Tensor | None = None  # Note [Tangents] in npgrad._forward
-        self.fw_pending: Any = None  # its PendingJvp while not yet computed
         self.detached_seq: int | None = None  # Note [Saved tensors detached in place]
 
 

@@ -246,16 +246,23 @@ def tensor_repr(t: Any) -> str:
         suffixes.append("grad_fn=<Invalid>")
     else:
         if grad_fn is not None:
-            suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
+            suffixes.append(f"grad_fn=<{_grad_fn_name(grad_fn)}>")
         elif t._requires_grad:
             suffixes.append("requires_grad=True")
     extra = t._extra
-    if extra is not None and (extra.tangent is not None or extra.fw_pending is not None):
+    if extra is not None and extra.tangent is not None:
         from ._forward import tangent_of
 
         suffixes.append(f"tangent={tangent_of(t)}")
     return format_tensor(data, dtype_name=None if shown_by_default else dt.name,
                          suffixes=suffixes)
+
+
+def _grad_fn_name(fn: Any) -> str:
+    """The node's name in a repr: its class's, or for a C++ node Python names ``CppFunction``
+    (``unpack_dual``'s ``Identity``) the last part of its ``name()``, as torch prints it."""
+    name = type(fn).__name__
+    return fn.name().rsplit("::", 1)[-1] if name == "CppFunction" else name
 
 
 def _data_text(data: np.ndarray, indent: int) -> str:
@@ -288,7 +295,7 @@ def sparse_repr(t: Any) -> str:
         parts.append(prefix + text + ")")
     suffixes.append(f"layout={t.layout}")
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+        suffixes.append(f"grad_fn=<{_grad_fn_name(t.grad_fn)}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     body = "tensor(" + parts[0] + ",\n" + " " * indent + parts[1]

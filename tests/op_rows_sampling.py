@@ -49,6 +49,10 @@ ROWS: list[OpRow] = [
     # random_(to) and random_(from, to) on a range holding one value
     R("random_to", lambda m, x: (x * 1).random_(1), (_S,), "RandomBackward1"),
     R("random_from_to", lambda m, x: (x * 1).random_(3, 4), (_S,), "RandomBackward0"),
+    # uniform_ over an empty range [a, a) and normal_ of standard deviation zero: constants
+    R("uniform_inplace_point", lambda m, x: (x * 1).uniform_(0.5, 0.5), (_S,), "UniformBackward0"),
+    R("normal_inplace_zero_std", lambda m, x: (x * 1).normal_(0.25, 0.0), (_S,),
+      "NormalBackward0"),
     # in-place writes of a constant: the gradient of what was there is zero
     R("fill_inplace_number", lambda m, x: (x * 1).fill_(2.5), (_S,), "FillBackward2"),
     R("zero_inplace", lambda m, x: (x * 1).zero_(), (_S,), "ZeroBackward0"),

@@ -423,6 +423,188 @@ ROWS += [
 ]
 
 
+
+def _nan_at(m: Any, n: int, i: int = 0) -> Any:
+    """A dense symmetric n x n float32 matrix with a NaN at (i, i) (LAPACK's codes below are
+    those of such dense matrices; a NaN in a more regular one may not even fail)."""
+    a = (np.arange(n * n).reshape(n, n) * 0.37) % 1
+    a = (a + a.T).astype(np.float32)
+    a[i, i] = np.nan
+    return m.tensor(a)
+
+
+_EIGH_TEXT = ("linalg.eigh: {}The algorithm failed to converge because the input matrix is "
+              "ill-conditioned or has too many repeated eigenvalues (error code: {}).")
+# the fuzzer's raw NumPy errors (tests/fuzz): each now torch's exception and text
+ROWS += [
+    # clamp with tensor bounds: the broadcast of (input, min, max), in that order
+    ("clamp_tensor_empty_input", lambda m: m.clamp(O(m, 0, 3), O(m, 2, 3), O(m, 2, 3)),
+     ("RuntimeError", "The size of tensor a (0) must match the size of tensor b (2) at "
+      "non-singleton dimension 0")),
+    ("clamp_tensor_max_mismatch", lambda m: m.clamp(O(m, 2, 3), O(m, 2, 3), O(m, 4)),
+     ("RuntimeError", "The size of tensor a (3) must match the size of tensor b (4) at "
+      "non-singleton dimension 1")),
+    ("clip_tensor_min_mismatch", lambda m: O(m, 2, 3).clip(O(m, 2, 4)),
+     ("RuntimeError", "The size of tensor a (3) must match the size of tensor b (4) at "
+      "non-singleton dimension 1")),
+    ("clamp__tensor_output_shape", lambda m: O(m, 4).clamp_(O(m, 2, 4)),
+     ("RuntimeError", "output with shape [4] doesn't match the broadcast shape [2, 4]")),
+    ("clamp_tensor_broadcasts", lambda m: m.clamp(O(m, 2, 3), O(m, 2, 1, 3), O(m, 2, 1, 1, 1)),
+     ("ok", "float32", (2, 2, 2, 3))),
+    # linalg.cond of half precision: the inverse's refusal, or the SVD's for 'nuc'
+    ("cond_fro_half", lambda m: m.linalg.cond(O(m, 3, 3, dtype="float16"), "fro"),
+     ("RuntimeError", "linalg.inv: Low precision dtypes not supported. Got Half")),
+    ("cond_1_half", lambda m: m.linalg.cond(O(m, 2, 3, 3, dtype="float16"), 1),
+     ("RuntimeError", "linalg.inv: Low precision dtypes not supported. Got Half")),
+    ("cond_nuc_half", lambda m: m.linalg.cond(O(m, 3, 3, dtype="float16"), "nuc"),
+     ("NotImplementedError", "\"linalg_svd_cpu\" not implemented for 'Half'")),
+    # the activations' scalar arguments, checked by torch's parser
+    ("elu_str_alpha", lambda m: _F(m).elu(O(m, 3), "x"),
+     ("TypeError", "elu(): argument 'alpha' (position 2) must be Number, not str")),
+    ("elu_none_alpha", lambda m: _F(m).elu(O(m, 3), None),
+     ("TypeError", "elu(): argument 'alpha' (position 2) must be Number, not NoneType")),
+    ("leaky_relu_str_slope", lambda m: _F(m).leaky_relu(O(m, 3), "x"),
+     ("TypeError", "leaky_relu(): argument 'negative_slope' (position 2) must be Number, "
+      "not str")),
+    ("leaky_relu_inplace_str_slope", lambda m: _F(m).leaky_relu(O(m, 3), "x", True),
+     ("TypeError", "leaky_relu_(): argument 'negative_slope' (position 2) must be Number, "
+      "not str")),
+    ("LeakyReLU_str_slope", lambda m: m.nn.LeakyReLU("x")(O(m, 3)),
+     ("TypeError", "leaky_relu(): argument 'negative_slope' (position 2) must be Number, "
+      "not str")),
+    ("elu_inplace_str_input", lambda m: _F(m).elu("x", inplace=True),
+     ("TypeError", "elu_(): argument 'input' (position 1) must be Tensor, not str")),
+    # text as tensor data
+    ("tensor_of_str", lambda m: m.tensor("x"), ("TypeError", "new(): invalid data type 'str'")),
+    ("tensor_of_bytes", lambda m: m.tensor(b"x"),
+     ("TypeError", "new(): invalid data type 'bytes'")),
+    ("tensor_str_first", lambda m: m.tensor(["x"]), ("ValueError", "too many dimensions 'str'")),
+    ("tensor_str_later", lambda m: m.tensor([[1, 2], [3, "x"]]),
+     ("TypeError", "new(): invalid data type 'str'")),
+    ("tensor_str_with_dtype", lambda m: m.tensor([1, "x"], dtype=m.float32),
+     ("TypeError", "must be real number, not str")),
+    ("as_tensor_str", lambda m: m.as_tensor("x"),
+     ("TypeError", "new(): invalid data type 'str'")),
+    ("new_tensor_str", lambda m: O(m, 2).new_tensor("x"),
+     ("TypeError", "new(): invalid data type 'str'")),
+    ("as_tensor_positional_dtype", lambda m: m.as_tensor([1], m.float64),
+     ("TypeError", "as_tensor() takes 1 positional argument but 2 were given")),
+    # eigh of a NaN input: torch's LinAlgError with LAPACK's code (n - 1; n - 2 values only)
+    ("eigh_nan", lambda m: m.linalg.eigh(_nan_at(m, 3)),
+     ("_LinAlgError", _EIGH_TEXT.format("", 2))),
+    ("eigh_nan_batch", lambda m: m.linalg.eigh(m.stack([_nan_at(m, 4, 1).nan_to_num(),
+                                                        _nan_at(m, 4, 1)])),
+     ("_LinAlgError", _EIGH_TEXT.format("(Batch element 1): ", 3))),
+    ("eigvalsh_nan", lambda m: m.linalg.eigvalsh(_nan_at(m, 5)),
+     ("_LinAlgError", _EIGH_TEXT.format("", 3))),
+    ("eigh_nan_2x2_succeeds", lambda m: m.linalg.eigh(_nan_at(m, 2)).eigenvalues,
+     ("ok", "float32", (2,))),
+    # normalization dtypes: group norm's kernel and mixed types, instance norm as batch norm
+    ("group_norm_long", lambda m: _F(m).group_norm(O(m, 2, 4, 3, dtype="int64"), 2),
+     ("NotImplementedError", "\"GroupNormKernelImpl\" not implemented for 'Long'")),
+    ("group_norm_half_weight_float_input",
+     lambda m: _F(m).group_norm(O(m, 2, 4, 3), 2, O(m, 4, dtype="float16")),
+     ("RuntimeError", "mixed dtype (CPU): expect parameter to have scalar type of Float")),
+    ("group_norm_double_input_float_weight",
+     lambda m: _F(m).group_norm(O(m, 2, 4, 3, dtype="float64"), 2, O(m, 4)),
+     ("RuntimeError", "mixed dtype (CPU): all inputs must share same datatype.")),
+    ("group_norm_half_input_float_weight",
+     lambda m: _F(m).group_norm(O(m, 2, 4, 3, dtype="float16"), 2, O(m, 4), O(m, 4)),
+     ("ok", "float16", (2, 4, 3))),
+    ("instance_norm_long", lambda m: _F(m).instance_norm(O(m, 2, 3, 4, dtype="int64")),
+     ("NotImplementedError", "\"batch_norm\" not implemented for 'Long'")),
+    ("instance_norm_bool", lambda m: _F(m).instance_norm(O(m, 2, 3, 4, dtype="bool")),
+     ("NotImplementedError", "\"batch_norm\" not implemented for 'Bool'")),
+    ("instance_norm_half_input_float_weight",
+     lambda m: _F(m).instance_norm(O(m, 2, 3, 4, dtype="float16"), weight=O(m, 3)),
+     ("ok", "float16", (2, 3, 4))),
+    # solve_triangular: the kernel is chosen by A's dtype, B is cast to it
+    ("solve_triangular_half_A", lambda m: m.linalg.solve_triangular(
+        O(m, 3, 3, dtype="float16"), O(m, 3, 2), upper=True),
+     ("NotImplementedError", "\"triangular_solve_cpu\" not implemented for 'Half'")),
+    ("solve_triangular_long_A", lambda m: m.linalg.solve_triangular(
+        O(m, 3, 3, dtype="int64"), O(m, 3, 2), upper=True),
+     ("NotImplementedError", "\"triangular_solve_cpu\" not implemented for 'Long'")),
+    ("solve_triangular_double_B", lambda m: m.linalg.solve_triangular(
+        O(m, 3, 3), O(m, 3, 2, dtype="float64"), upper=True),
+     ("ok", "float32", (3, 2))),
+    ("solve_triangular_long_B", lambda m: m.linalg.solve_triangular(
+        O(m, 3, 3, dtype="float64"), O(m, 2, 3, dtype="int64"), upper=False, left=False),
+     ("ok", "float64", (2, 3))),
+    # empty inputs torch accepts
+    ("adaptive_max_pool2d_empty_batch", lambda m: _F(m).adaptive_max_pool2d(
+        O(m, 0, 2, 4, 5), (2, 3), True)[1], ("ok", "int64", (0, 2, 2, 3))),
+    ("adaptive_max_pool1d_empty_batch", lambda m: _F(m).adaptive_max_pool1d(O(m, 0, 5), 1),
+     ("ok", "float32", (0, 1))),
+    ("flip_0dim", lambda m: m.flip(m.tensor(1.5), [0]), ("ok", "float32", (), np.array(1.5))),
+    ("flip_0dim_out_of_range", lambda m: m.flip(m.tensor(1.5), [1]),
+     ("IndexError", "Dimension out of range (expected to be in range of [-1, 0], but got 1)")),
+    ("cond_empty_batch_square_check_for_strings", lambda m: m.linalg.cond(O(m, 0, 3, 4), "nuc"),
+     ("RuntimeError", "linalg.cond(ord=nuc): A must be batches of square matrices, but they "
+      "are 3 by 4 matrices")),
+    ("cond_empty_batch_numeric_norm", lambda m: m.linalg.cond(O(m, 0, 3, 4), 1),
+     ("ok", "float32", (0,))),
+    ("cond_0x0_matrices", lambda m: m.linalg.cond(O(m, 2, 0, 0)),
+     ("ok", "float32", (2,), np.zeros(2))),
+    # copy_ into a destination the source broadcasts beyond, with and without a graph
+    ("copy_into_0dim", lambda m: m.zeros(()).copy_(O(m, 2, 3)),
+     ("RuntimeError", "output with shape [] doesn't match the broadcast shape [2, 3]")),
+    ("copy_more_dims_requiring_grad", lambda m: m.zeros(2, 3).copy_(
+        O(m, 2, 2, 3).requires_grad_()),
+     ("RuntimeError", "output with shape [2, 3] doesn't match the broadcast shape [2, 2, 3]")),
+    ("copy_not_broadcastable", lambda m: m.zeros(2, 3).copy_(O(m, 4)),
+     ("RuntimeError", "The size of tensor a (3) must match the size of tensor b (4) at "
+      "non-singleton dimension 1")),
+    # index_put_: the values must broadcast to the indexed shape
+    ("index_put__values_too_long", lambda m: O(m, 3, 4).index_put_(
+        (m.tensor([1]), m.tensor([3])), O(m, 2)),
+     ("RuntimeError", "shape mismatch: value tensor of shape [2] cannot be broadcast to "
+      "indexing result of shape [1]")),
+    ("index_put__values_empty", lambda m: O(m, 3, 4).index_put_(
+        (m.tensor([1]), m.tensor([3])), O(m, 0)),
+     ("RuntimeError", "shape mismatch: value tensor of shape [0] cannot be broadcast to "
+      "indexing result of shape [1]")),
+    ("setitem_values_too_long", lambda m: _setitem(O(m, 3, 4), m.tensor([0, 2]), O(m, 3)),
+     ("RuntimeError", "shape mismatch: value tensor of shape [3] cannot be broadcast to "
+      "indexing result of shape [2, 4]")),
+    # the gradient argument of backward, and from_numpy's call shape
+    ("backward_str_gradient", lambda m: (O(m, 2).requires_grad_() * 2).sum().backward("x"),
+     ("TypeError", "gradients can be either Tensors or None, but got str")),
+    ("backward_list_of_floats", lambda m: (O(m, 2).requires_grad_() * 2).sum().backward([1.]),
+     ("TypeError", "gradients can be either Tensors or None, but got float")),
+    ("from_numpy_two_arguments", lambda m: m.from_numpy(np.ones(2), "x"),
+     ("TypeError", "torch._VariableFunctionsClass.from_numpy() takes exactly one argument "
+      "(2 given)")),
+    ("from_numpy_keyword", lambda m: m.from_numpy(ndarray=np.ones(2)),
+     ("TypeError", "torch._VariableFunctionsClass.from_numpy() takes no keyword arguments")),
+    ("numpy_positional", lambda m: O(m, 2).numpy(True),
+     ("TypeError", "numpy() takes 0 positional arguments but 1 was given")),
+    ("numpy_unknown_keyword", lambda m: O(m, 2).numpy(force=True, bogus=1),
+     ("TypeError", "numpy() got an unexpected keyword argument 'bogus'")),
+    # interpolate's output sizes, checked before anything is allocated
+    ("interpolate_huge_size", lambda m: _F(m).interpolate(O(m, 1, 2, 3, 3), size=2 ** 62),
+     ("RuntimeError", "Storage size calculation overflowed with sizes=[1, 2, "
+      "4611686018427387904, 4611686018427387904]")),
+    ("interpolate_huge_scale", lambda m: _F(m).interpolate(O(m, 1, 2, 3, 3),
+                                                           scale_factor=2 ** 62),
+     ("RuntimeError", "value cannot be converted to type int64_t without overflow")),
+    ("interpolate_inf_scale", lambda m: _F(m).interpolate(O(m, 1, 2, 3), scale_factor=_inf,
+                                                          mode="linear"),
+     ("RuntimeError", "value cannot be converted to type int64_t without overflow")),
+    ("unfold_huge_step", lambda m: O(m, 2, 3).unfold(1, 2, 2 ** 62),
+     ("ok", "float32", (2, 1, 2))),
+    # randperm and logspace: torch's allocator checks the sizes before any other check
+    ("randperm_huge", lambda m: m.randperm(2 ** 62),
+     ("RuntimeError", "Storage size calculation overflowed with sizes=[4611686018427387904]")),
+    ("randperm_huge_float_before_its_limit", lambda m: m.randperm(2 ** 61, dtype=m.float32),
+     ("RuntimeError", "Storage size calculation overflowed with sizes=[2305843009213693952]")),
+    ("randperm_float_limit", lambda m: m.randperm(2 ** 25, dtype=m.float32),
+     ("RuntimeError", "n cannot be greater than 2^24+1 for Float type.")),
+    ("logspace_huge_steps", lambda m: m.logspace(0, 1, 2 ** 62),
+     ("RuntimeError", "Storage size calculation overflowed with sizes=[4611686018427387904]")),
+]
+
+
 def _outcome(call: Call, m: Any) -> tuple:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -32,9 +32,11 @@ GRAD_FN_NAME = re.compile(r"[A-Z]\w*Backward\d+")
 
 # Node classes no float64 row of the table can reach, and why.  (Every row gets the
 # reverse-mode and the forward-mode checks; OpRow has no way to say "torch has neither".)
-_SAMPLED = ("a sampler whose every valid parameter leaves its values random, and npgrad's "
-            "random numbers are NumPy's, not torch's, so no row can compare them with torch; "
-            "tests/test_device_sampling.py checks its grad_fn, shape, dtype and errors")
+_SAMPLED = ("a sampler whose every valid parameter leaves its values random, and the op-table "
+            "checks do not reseed the generator between the two libraries' calls; "
+            "tests/test_registry_samplers.py compares its draws under one seed, its grad_fn, "
+            "saved values and zero gradient with torch's, and tests/test_device_sampling.py "
+            "its shape, dtype and errors")
 _NO_DERIVATIVE = ("torch records the node but defines no derivative in either mode (backward "
                   "and forward AD raise), and every row's checks differentiate; ")
 _SPARSE = ("a sparse COO op: sparse tensors carry no forward-mode tangent, and every row gets "
@@ -80,8 +82,9 @@ def _node_classes() -> list:
     seen: dict[int, tuple] = {}
     for mod in _npgrad_modules():
         for obj in vars(mod).values():
+            # (classes the registry builds, twins included, name its module as theirs)
             if (inspect.isclass(obj) and issubclass(obj, Node) and obj is not Node
-                    and obj.__module__ == mod.__name__):
+                    and obj.__module__ in (mod.__name__, "npgrad._ops.registry")):
                 seen[id(obj)] = (obj.__name__, obj)
     for entry in REGISTRY.values():  # node classes the op registry's entries build
         seen[id(entry.node)] = (entry.node.__name__, entry.node)

@@ -95,3 +95,60 @@ def test_complex_forward_mode_matches_reverse(name: str) -> None:
         tangent = fwAD.unpack_dual(CASES[name](npgrad, dual, w)).tangent
     np.testing.assert_allclose(float(tangent.real if tangent.is_complex() else tangent),
                                expected, rtol=1e-8, atol=1e-10)
+
+
+# -- wide QR (m < n) and complex matrix_rank ---------------------------------------------------
+
+def _wide(shape: tuple, complex_: bool, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    return a + 1j * rng.standard_normal(shape) if complex_ else a
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+@pytest.mark.parametrize("shape", [(2, 3), (2, 5), (3, 2, 4)])
+def test_wide_qr_gradient_matches_torch(shape: tuple, mode: str, complex_: bool) -> None:
+    """A = [X | Y] with X square: torch differentiates the wide QR as X's QR plus
+    ``Y = Q V``; both outputs' upstream gradients, then R's alone."""
+    torch = pytest.importorskip("torch")
+    a = _wide(shape, complex_, 1)
+    g_q, g_r = _wide(shape[:-1] + (shape[-2],), complex_, 2), _wide(shape, complex_, 3)
+    results = []
+    for m in (npgrad, torch):
+        x = m.tensor(a, requires_grad=True)
+        q, r = m.linalg.qr(x, mode=mode)
+        both, = m.autograd.grad([q, r], [x], [m.tensor(g_q), m.tensor(g_r)], retain_graph=True)
+        r_only, = m.autograd.grad([r], [x], [m.tensor(g_r)])
+        results.append((both.numpy(), r_only.numpy(), type(q.grad_fn).__name__))
+    (b1, r1, n1), (b2, r2, n2) = results
+    assert n1 == n2 == "LinalgQrBackward0"
+    np.testing.assert_allclose(b1, b2, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(r1, r2, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_wide_qr_gradcheck_and_gradgradcheck(complex_: bool) -> None:
+    a = npgrad.tensor(_wide((2, 4), complex_, 4), requires_grad=True)
+    assert npgrad.autograd.gradcheck(npgrad.linalg.qr, (a,))
+    assert npgrad.autograd.gradgradcheck(npgrad.linalg.qr, (a,))
+
+
+def test_wide_qr_complete_of_a_tall_matrix_is_still_refused() -> None:
+    a = npgrad.tensor(_wide((3, 2), True, 5), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^The QR decomposition is not differentiable when "
+                                           r"mode='complete' and nrows > ncols\.$"):
+        npgrad.linalg.qr(a, mode="complete").Q.sum().abs().backward()
+
+
+@pytest.mark.parametrize("kw", [{}, {"hermitian": True}, {"atol": 1.0}, {"rtol": 0.5},
+                                {"atol": 0.1, "rtol": 0.2}])
+def test_complex_matrix_rank_matches_torch(kw: dict) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    low = rng.standard_normal((2, 4, 2)) + 1j * rng.standard_normal((2, 4, 2))
+    a = low @ np.conj(np.swapaxes(low, -1, -2)) + np.diag([0, 0, 1e-3, 5.0])  # Hermitian, rank 3-4
+    for dtype in ("cfloat", "cdouble"):
+        mine = npgrad.linalg.matrix_rank(npgrad.tensor(a, dtype=getattr(npgrad, dtype)), **kw)
+        theirs = torch.linalg.matrix_rank(torch.tensor(a, dtype=getattr(torch, dtype)), **kw)
+        assert mine.dtype is npgrad.int64 and mine.tolist() == theirs.tolist()

@@ -57,7 +57,12 @@ def test_gelu_float32_special_values():
     got = npgrad.nn.functional.gelu(npgrad.from_numpy(x)).numpy()
     assert got[0] == 0 and not np.signbit(got[0])
     assert got[1] == 0 and np.signbit(got[1])
-    assert got[2] == np.inf
+    # a dense tensor of 2+ elements takes torch's vector kernel, whose erf makes gelu(inf) NaN;
+    # one element or a strided tensor its scalar loop, which gives inf
+    # (Note [torch's vectorised float32 GELU at the edges])
+    assert np.isnan(got[2])
+    assert npgrad.nn.functional.gelu(npgrad.from_numpy(x[2:3])).numpy()[0] == np.inf
+    assert npgrad.nn.functional.gelu(npgrad.from_numpy(x)[2::2]).numpy()[0] == np.inf
     assert np.isnan(got[3]) and np.isnan(got[4])     # -inf * 0, as torch's -inf/2 * (1 - 1)
     assert got[5] == 0 and np.signbit(got[5])        # torch: -0.0
     assert got[6] == 20.0
@@ -100,7 +105,10 @@ def test_gelu_float32_blocks_and_shapes():
                                      else want[:, ::3])
         assert np.all(np.abs(got - ref) <= 4 * 2.0**-23 * np.abs(ref) + 1e-41)
     zero_d = K.gelu(np.array(1.0, np.float32))
-    assert zero_d.shape == () and zero_d == np.float32(0.5 * math.erfc(-1 / math.sqrt(2)))
+    # gelu(1) lies 0.035 ulp from a float32 midpoint: the kernel's 4-eps bound, not rounding
+    exact = 0.5 * math.erfc(-1 / math.sqrt(2))
+    assert zero_d.shape == () and zero_d == K.gelu(np.array([1.0], np.float32))[0]
+    assert abs(float(zero_d) - exact) <= 4 * 2.0**-23 * exact
     assert K.gelu(np.zeros(0, np.float32)).shape == (0,)
 
 

@@ -515,3 +515,248 @@ def test_cosine_similarity_gradient_below_eps() -> None:
         grads.append((x.grad.numpy().copy(), y.grad.numpy().copy()))
     for mine, theirs in zip(*grads):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10)
+
+
+# -- the fuzzer's wrong results (tests/fuzz): edge values through resampling, normalization,
+#    selection, reductions and linear algebra, each against torch ------------------------
+
+def _with_specials(shape: tuple, seed: int) -> np.ndarray:
+    """A float32 array of ``shape`` with a NaN, an inf and a -inf at seeded places."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape).astype(np.float32)
+    flat = a.reshape(-1)
+    flat[rng.choice(flat.size, 3, replace=False)] = [np.nan, np.inf, -np.inf]
+    return a
+
+
+def _close(make: Callable[[Any], Any], rtol: float = 1e-5) -> None:
+    """Same NaN and inf places, dtype and shape, values to ``rtol`` (float32 rounding)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = make(npgrad), make(torch)
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    a, b = a.detach().double().numpy(), b.detach().double().numpy()
+    assert a.shape == b.shape
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-6, equal_nan=True)
+
+
+def _F(m: Any) -> Any:
+    return m.nn.functional
+
+
+RESAMPLE_CASES = {
+    "linear": lambda m, x: _F(m).interpolate(x[:, :, 0], size=7, mode="linear"),
+    "linear_align": lambda m, x: _F(m).interpolate(x[:, :, 0], size=9, mode="linear",
+                                                   align_corners=True),
+    "linear_down": lambda m, x: _F(m).interpolate(x[:, :, 0], size=3, mode="linear"),
+    "linear_same_size": lambda m, x: _F(m).interpolate(x[:, :, 0], size=5, mode="linear"),
+    "bilinear": lambda m, x: _F(m).interpolate(x, size=(6, 7), mode="bilinear"),
+    "bilinear_same_size": lambda m, x: _F(m).interpolate(x, size=(4, 5), mode="bilinear"),
+    "bilinear_one_axis_same": lambda m, x: _F(m).interpolate(x, size=(4, 9), mode="bilinear"),
+    "bilinear_scale": lambda m, x: _F(m).interpolate(x, scale_factor=0.5, mode="bilinear"),
+    "bicubic": lambda m, x: _F(m).interpolate(x, size=(6, 7), mode="bicubic"),
+    "bicubic_same_size": lambda m, x: _F(m).interpolate(x, size=(4, 5), mode="bicubic"),
+    "bicubic_align": lambda m, x: _F(m).interpolate(x, size=(3, 3), mode="bicubic",
+                                                    align_corners=True),
+    "area2d": lambda m, x: _F(m).interpolate(x, size=(3, 3), mode="area"),
+    "area1d": lambda m, x: _F(m).interpolate(x[:, :, 0], size=3, mode="area"),
+    "adaptive_avg_pool1d": lambda m, x: _F(m).adaptive_avg_pool1d(x[:, :, 0], 3),
+    "adaptive_avg_pool2d": lambda m, x: _F(m).adaptive_avg_pool2d(x, (3, 2)),
+    "adaptive_avg_pool2d_up": lambda m, x: _F(m).adaptive_avg_pool2d(x, (6, 7)),
+}
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("name", sorted(RESAMPLE_CASES))
+def test_resampling_keeps_nan_and_inf_where_torch_does(name, seed) -> None:
+    # a dense product would spread a NaN over whole rows (0 * nan); torch reads neighbours
+    a = _with_specials((1, 2, 4, 5), seed)
+    _close(lambda m: RESAMPLE_CASES[name](m, m.tensor(a)))
+
+
+@pytest.mark.parametrize("mode", ["linear", "bicubic"])
+def test_interpolation_of_an_unchanged_size_with_a_scale(mode) -> None:
+    # torch copies a linear axis of unchanged size whatever the scale; bicubic interpolates
+    x = np.array([[[[1., 5., 2.], [7., 3., 4.]]]], np.float32)
+    if mode == "linear":
+        _close(lambda m: _F(m).interpolate(m.tensor(x[:, :, 0]), scale_factor=1.1, mode=mode))
+    _close(lambda m: _F(m).interpolate(m.tensor(x), scale_factor=1.1, mode="bicubic"))
+
+
+def test_empty_batches_through_pools_and_pixel_unshuffle() -> None:
+    def pools(m: Any) -> Any:
+        x = m.zeros(0, 2, 4, 6, requires_grad=True)
+        out, idx = _F(m).adaptive_max_pool2d(x, (2, 3), return_indices=True)
+        out.sum().backward()
+        return (tuple(out.shape), tuple(idx.shape), tuple(x.grad.shape),
+                tuple(_F(m).adaptive_max_pool1d(m.zeros(0, 2, 5), 2).shape),
+                tuple(_F(m).pixel_unshuffle(x, 2).shape),
+                tuple(_F(m).pixel_unshuffle(m.zeros(2, 0, 4, 6), 2).shape))
+    assert pools(npgrad) == pools(torch)
+
+
+@pytest.mark.parametrize("values", [[np.inf] * 4, [np.inf], [3e38, 1.7e38, 1.71e38, -3e38],
+                                    [3e38], [-np.inf, np.inf, 1., -1.]])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_gelu_at_float32_edges(values, layout) -> None:
+    # torch's vector kernel (dense, 2+ elements): gelu(inf) is NaN, x > max/2 overflows
+    a = np.array(values, np.float32)
+    a = np.repeat(a, 2)[::2].copy() if layout == "contiguous" else np.repeat(a, 2)
+
+    def make(m: Any) -> Any:
+        x = m.tensor(a)
+        return _F(m).gelu(x if layout == "contiguous" else x[::2])
+    _close(make)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_with_inf_and_nan_parameters(training) -> None:
+    # torch's kernel computes x * (invstd * w) + (b - mean * invstd * w): inf - inf is NaN
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+
+    def make(m: Any) -> Any:
+        w = m.tensor([np.nan, np.inf, -np.inf])
+        b = m.tensor([0.5, np.inf, 1.])
+        mean, var = m.tensor([0.5, -0.25, 1.0]), m.tensor([1.5, 0.75, 2.0])
+        return _F(m).batch_norm(m.tensor(x), mean, var, w, b, training=training)
+    _close(make)
+
+
+@pytest.mark.parametrize("params", [None, "float16", "float32"])
+@pytest.mark.parametrize("op", ["batch_norm", "instance_norm", "group_norm"])
+def test_half_precision_normalization(op, params) -> None:
+    # half statistics rounded to half without float32 parameters (batch and instance norm);
+    # group norm exact; the result in the input's dtype with float32 parameters
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((6, 4, 5)) * 3 + 1).astype(np.float16)
+    w, b = rng.standard_normal(4), rng.standard_normal(4)
+
+    def make(m: Any) -> Any:
+        args = (None, None) if params is None else (
+            m.tensor(w, dtype=getattr(m, params)), m.tensor(b, dtype=getattr(m, params)))
+        t = m.tensor(x)
+        if op == "batch_norm":
+            return _F(m).batch_norm(t, None, None, *args, training=True)
+        if op == "instance_norm":
+            return _F(m).instance_norm(t, weight=args[0], bias=args[1])
+        return _F(m).group_norm(t, 2, *args)
+    _close(make, rtol=0)  # to the last bit of the half result
+
+
+MODE_ROWS = [[np.nan, np.inf, -np.inf], [np.nan, 1., np.nan], [np.nan, 1., np.nan, 1.],
+             [1., 3., 2.], [2., 1., 1., 2.], [np.nan, np.inf, -np.inf, -0.], [0., -0.],
+             [3., np.nan, 3., np.nan, np.nan, 1.]]
+
+
+@pytest.mark.parametrize("row", MODE_ROWS, ids=str)
+def test_mode_with_nan_as_torch_sorts(row) -> None:
+    def make(m: Any) -> Any:
+        r = m.mode(m.tensor(row))
+        return m.stack([r.values.double(), r.indices.double()])
+    assert_same_outcome(make)
+
+
+def test_kthvalue_index_among_equal_values() -> None:
+    # torch's quickselect leaves one of the equal elements at position k - 1, not the first
+    rng = np.random.default_rng(2)
+    for trial in range(60):
+        shape = tuple(int(v) for v in rng.integers(1, 7, size=2))
+        x = rng.choice([0., 1., 2., np.nan] if trial % 2 else [0., 1., 2.], size=shape)
+        d = trial % 2
+        k = int(rng.integers(1, shape[d] + 1))
+        for dtype in ("float32", "int64"):
+            a = np.nan_to_num(x) if dtype == "int64" else x
+
+            def make(m: Any) -> Any:
+                r = m.kthvalue(m.tensor(a).to(getattr(m, dtype)), k, d)
+                return m.stack([r.values.double(), r.indices.double()])
+            assert_same_outcome(make)
+
+
+@pytest.mark.parametrize("op", ["var_mean", "std_mean"])
+def test_var_mean_mean_after_an_inf(op) -> None:
+    # Welford's running mean: an inf followed by any element makes it NaN
+    x = np.array([[1., np.inf, 2., 3.], [np.inf, 1., 2., 3.], [1., 2., 3., np.inf],
+                  [1., 2., -np.inf, np.inf], [1., 2., 3., np.nan], [1., 2., 3., -np.inf]],
+                 np.float32)
+    _close(lambda m: getattr(m, op)(m.tensor(x), 1)[1])  # (a NaN's sign bit aside)
+    _close(lambda m: getattr(m, op)(m.tensor(x[:2].T.copy()), (0, 1))[1])
+    _close(lambda m: getattr(m, op)(m.tensor(x[2]))[1])
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32", "float32"),
+                                    ("float32", "int64", "float32"),
+                                    ("float32", "float32", "int64"),
+                                    ("int64", "float32", "float32"),
+                                    ("int64", "int32", "uint8")])
+def test_addr_result_dtype_promotes_all_three(dtypes) -> None:
+    a, b, c = dtypes
+    assert_same_outcome(lambda m: m.addr(m.ones(2, 3, dtype=getattr(m, a)),
+                                         m.arange(2).to(getattr(m, b)),
+                                         m.arange(3).to(getattr(m, c))))
+    assert_same_outcome(lambda m: m.addr(m.tensor(1., dtype=m.float64), m.ones(2), m.ones(3)))
+
+
+@pytest.mark.parametrize("shapes", [((1,), (0, 3), (3,)), ((), (2, 0), (0,)),
+                                    ((2,), (2, 0), (0,)), ((0,), (0, 3), (3,))])
+@pytest.mark.parametrize("beta", [0.5, 0])
+def test_addmv_with_an_empty_matrix(shapes, beta) -> None:
+    # torch returns beta * input unbroadcast (zeros of the rows with beta 0)
+    s, mat, vec = shapes
+    assert_same_outcome(lambda m: m.addmv(m.ones(s, requires_grad=True), m.ones(mat),
+                                          m.ones(vec), beta=beta, alpha=2))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float16", "float32"])
+@pytest.mark.parametrize("margin", [1.0, 1.5, -0.7])
+def test_hinge_embedding_loss_fills_the_margin_in_the_input_dtype(dtype, margin) -> None:
+    for reduction in ("none", "sum"):
+        assert_same_outcome(lambda m: _F(m).hinge_embedding_loss(
+            m.tensor([3, -1, 2, -4, 0]).to(getattr(m, dtype)), m.tensor([1., -1., 1., 1., -1.]),
+            margin=margin, reduction=reduction))
+
+
+@pytest.mark.parametrize("upper, left", [(True, True), (False, True), (True, False),
+                                         (False, False)])
+@pytest.mark.parametrize("where", ["A", "B"])
+def test_solve_triangular_keeps_nan_in_the_rows_it_reaches(upper, left, where) -> None:
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((3, 3)) + 3 * np.eye(3)).astype(np.float32)
+    b = rng.standard_normal((3, 2) if left else (2, 3)).astype(np.float32)
+    if where == "A":
+        a[0, 0 if upper else 2] = np.nan
+        a[0, 1] = np.inf
+    else:
+        b[0, 0] = np.nan
+    _close(lambda m: m.linalg.solve_triangular(m.tensor(a), m.tensor(b), upper=upper,
+                                               left=left))
+
+
+def test_linear_algebra_edges() -> None:
+    nan, inf = np.nan, np.inf
+    for mat in ([[nan, 1.], [2., 3.]], [[1., 2.], [3., nan]], [[inf, 1.], [2., 3.]],
+                [[-inf, 1.], [2., 3.]]):
+        _close(lambda m: m.linalg.slogdet(m.tensor(mat)).sign.abs())
+    for shape, p in (((0, 3, 3), None), ((0, 3, 3), 1), ((0, 3, 4), -2), ((2, 0, 0), "fro")):
+        assert_same_outcome(lambda m: m.linalg.cond(m.zeros(shape, requires_grad=True), p))
+    x = np.random.default_rng(4).standard_normal((4, 4)).astype(np.float32)
+    _close(lambda m: m.linalg.matrix_power(m.tensor(x), 3), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dims", [(2, 3, 4, 2), (3, 1, 4, 2), (1, 3, 2, 4, 1), (2, 2, 2, 2, 2),
+                                  (4, 1, 3, 1, 4, 2)])
+def test_multi_dot_multiplies_in_torchs_order(dims) -> None:
+    # the order decides where an inf meets a zero or a NaN
+    rng = np.random.default_rng(5)
+    mats = [rng.standard_normal((dims[i], dims[i + 1])) for i in range(len(dims) - 1)]
+    mats[-1][0, 0] = np.inf
+    mats[len(mats) // 2][-1, -1] = -np.inf
+    _close(lambda m: m.linalg.multi_dot([m.tensor(a) for a in mats]))
+
+
+@pytest.mark.parametrize("exponent", [1e-308, -1e-308, 1e-46, 1e-300])
+def test_pow_with_an_exponent_float32_flushes_to_zero(exponent) -> None:
+    # torch keeps the exponent nonzero: 0 ** 1e-300 is 0 and 0 ** -1e-300 inf
+    x = [0., -0., -2., 2., np.inf, -np.inf, np.nan, 1., -1.]
+    assert_same_outcome(lambda m: m.tensor(x) ** exponent)
+    assert_same_outcome(lambda m: _F(m).lp_pool1d(m.rand(2, 3), 1e308, 2))

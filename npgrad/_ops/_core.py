@@ -13,10 +13,10 @@ When grad is off or no input requires grad, step 3 costs one attribute read
 and one comparison: no node, no saved values, no closures.
 
 Inside a forward-AD level (``FW.active``), an op whose inputs carry tangents
-also builds its node when nothing is recorded, and its output's tangent comes
-from that node later (Note [When a tangent is computed] in npgrad._forward);
-views take their part of the input's tangent at once.  Outside a level this
-is one more attribute read per op.
+gives its output its tangent at once, in the op's registry entry (Note
+[Tangents computed at once] in npgrad._ops.registry); views take their part
+of the input's tangent (``mark_view``).  Outside a level this is one more
+attribute read per op.
 """
 from __future__ import annotations
 
@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _bfloat16, _dtype
-from .._forward import FORWARD_EDGE, FW, PendingJvp, flush, give_view_tangent, has_tangent, tangent_of
+from .._forward import FW, give_view_tangent, has_tangent
 from .._mode import _tls, INFERENCE, RECORDING
 from .. import _tensor_base
 if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
-from .._tensor_base import INFERENCE_COUNTER, TensorExtra, make_tensor, version_counter, wrap, wrap_result
+from .._tensor_base import INFERENCE_COUNTER, TensorExtra, wrap, wrap_result
 from ..autograd.graph import edge_of
 from ..autograd.graph import RELEASED, SECOND_BACKWARD_MSG, Node, SavedTensor
 from ._shape_util import broadcast_shapes
@@ -193,47 +193,6 @@ def new_node(cls: type, edges: tuple, out: Any) -> Node:
     return node
 
 
-def unary(cls: Any, x: Tensor, out: Any) -> Tensor:
-    """Finish a one-input op: record ``cls`` (saving what it declares) or wrap plainly."""
-    mode = _tls.mode
-    if type(out) is not ndarray:
-        out = np.asarray(out)
-    if FW.active:
-        res, node = record_with_tangents(cls, (x,), out, mode)
-        if node is not None:
-            _unary_saves(cls, node, x, res)
-            return res
-    if mode == RECORDING and x._requires_grad:
-        node = _new(cls)
-        node._init_unary(x, out)
-        res = wrap_result(out, node)
-        if cls.saves_self:
-            node.self_ = SavedTensor(x)
-        if cls.saves_result:
-            node.result = SavedTensor(res, True)
-        return res
-    return wrap(out, mode)
-
-
-def node_of(res: Tensor) -> Any:
-    """The node of an op's fresh result: its grad_fn, or the node kept only for its tangent.
-
-    Op functions give a node its parameters after the op layer built it; this finds
-    it in both cases (Note [When a tangent is computed] in npgrad._forward).
-    """
-    node = res._grad_fn
-    if node is None and res._extra is not None and res._extra.fw_pending is not None:
-        node = res._extra.fw_pending.node
-    return node
-
-
-def _unary_saves(cls: Any, node: Node, x: Tensor, res: Tensor) -> None:
-    if cls.saves_self:
-        node.self_ = SavedTensor(x)
-    if cls.saves_result:
-        node.result = SavedTensor(res, True)
-
-
 def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
     """A whole two-input op: operands, NumPy ``ufunc``, then record or wrap (the hot path).
 
@@ -243,6 +202,7 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
     """
     ta = isinstance(a, Tensor)
     tb = isinstance(b, Tensor)
+    out = None
     if ta and tb and a._data.dtype is b._data.dtype:
         ad, bd = a._data, b._data
     elif ta and type(b) is float and a._data.dtype.kind == "f":
@@ -250,23 +210,19 @@ def binary_op(cls: Any, ufunc: Any, a: Any, b: Any) -> Tensor:
     else:
         ad, bd = binary_arrays(a, b)
         if _bfloat16.any_bf16(ad, bd):  # a Python scalar meets bfloat16 in float32, as in torch
-            return binary(cls, a, b, _bf16_compute(ufunc, ad, bd))
-    try:
-        out = ufunc(ad, bd)
-    except ValueError:
-        _raise_broadcast(ad, bd)
-        raise
+            out = _bf16_compute(ufunc, ad, bd)
+    if out is None:
+        try:
+            out = ufunc(ad, bd)
+        except ValueError:
+            _raise_broadcast(ad, bd)
+            raise
     if type(out) is not ndarray:
         out = np.asarray(out)
     mode = _tls.mode
-    if FW.active:
-        res, node = record_with_tangents(cls, (a, b), out, mode)
-        if node is not None:
-            node.save(a, b, res)
-            return res
     if mode == RECORDING and ((a._requires_grad if ta else requires_grad(a))
                               or (b._requires_grad if tb else requires_grad(b))):
-        # ``_record_binary`` and ``wrap_result``, inline: one frame less on the hot path
+        # ``wrap_result``, inline: one frame less on the hot path
         node = _new(cls)
         node._init_binary(a, b, out)
         t = _new(_tensor_base.TENSOR)
@@ -341,7 +297,7 @@ def binary_operator(cls: Any, ufunc: Any, fallback: Any, bool_ok: bool = True) -
         if type(out) is not ndarray:
             out = np.asarray(out)
         mode = _tls.mode
-        t = _new(_tensor_base.TENSOR)
+        t = _new(exact)  # (a closure read: ~15 ns less than the module attribute)
         t._data = out
         t._output_nr = 0
         t._base = None
@@ -364,100 +320,6 @@ def binary_operator(cls: Any, ufunc: Any, fallback: Any, bool_ok: bool = True) -
     return operator
 
 
-def binary(cls: Any, a: Any, b: Any, out: Any) -> Tensor:
-    """Finish a two-input op; ``cls.save(node, a, b, result)`` saves what backward needs."""
-    mode = _tls.mode
-    if type(out) is not ndarray:
-        out = np.asarray(out)
-    if FW.active:
-        res, node = record_with_tangents(cls, (a, b), out, mode)
-        if node is not None:
-            node.save(a, b, res)
-            return res
-    if mode == RECORDING and (requires_grad(a) or requires_grad(b)):
-        return _record_binary(cls, a, b, out)
-    return wrap(out, mode)
-
-
-def _record_binary(cls: Any, a: Any, b: Any, out: np.ndarray) -> Tensor:
-    """Build node ``cls`` over two operands (a Python number gets no edge) and its result."""
-    node = _new(cls)
-    node._init_binary(a, b, out)
-    res = wrap_result(out, node)
-    node.save(a, b, res)
-    return res
-
-
-def edge_or_none(x: Any) -> tuple:
-    if isinstance(x, Tensor):
-        return edge_of(x)
-    return (None, 0)
-
-
-def record(cls: Any, inputs: tuple, out: Any, output_nr: int = 0) -> tuple:
-    """General recording for ops with any number of inputs: returns (result, node or None)."""
-    mode = _tls.mode
-    if type(out) is not ndarray:
-        out = np.asarray(out)
-    if FW.active:
-        res, node = record_with_tangents(cls, inputs, out, mode)
-        if node is not None:
-            return res, node
-    if mode == RECORDING:
-        for x in inputs:
-            if isinstance(x, Tensor) and x._requires_grad:
-                node = _new(cls)
-                node._init_node(tuple(edge_or_none(i) for i in inputs),
-                                ((out.shape, out.dtype),))
-                return wrap_result(out, node), node
-    return wrap(out, mode), None
-
-
-def primal_dtype_tangents(inputs: tuple) -> list:
-    """Each input's tangent (None where it has none), in its primal's dtype."""
-    # Rules see tangents of their primal's dtype (a float64 tangent of a float32 tensor
-    # cannot enter mm with it); the output's tangent has the output's dtype anyway.
-    return [None if not (is_tensor(x) and has_tangent(x))
-            else _in_dtype_of(tangent_of(x), x) for x in inputs]
-
-
-def _in_dtype_of(t: Tensor, x: Tensor) -> Tensor:
-    return t if t._data.dtype == x._data.dtype else t.to(x.dtype)
-
-
-def tangent_edges(inputs: tuple, tangents: list, recorded: bool) -> tuple:
-    """The edges of a node some of whose inputs carry tangents: a recorded input's real edge,
-    else ``FORWARD_EDGE`` where a tangent comes in, else none."""
-    edges = []
-    for x, t in zip(inputs, tangents):
-        if recorded and requires_grad(x):
-            edges.append(edge_of(x))
-        else:
-            edges.append((FORWARD_EDGE, 0) if t is not None else (None, 0))
-    return tuple(edges)
-
-
-def record_with_tangents(cls: Any, inputs: tuple, out: np.ndarray, mode: int) -> tuple:
-    """An op some of whose inputs carry tangents: its node, recorded or forward-only.
-
-    Returns ``(result, node)``, or ``(None, None)`` when no input carries a tangent
-    (or inference mode drops them), and the caller goes on as usual.  The node's
-    forward rule runs later (Note [When a tangent is computed] in npgrad._forward).
-    """
-    if mode & INFERENCE or out.dtype.kind not in "fcV":
-        return None, None
-    tangents = primal_dtype_tangents(inputs)
-    if not any(t is not None for t in tangents):
-        return None, None
-    flush()
-    recorded = mode == RECORDING and any(requires_grad(x) for x in inputs)
-    node = _new(cls)
-    node._init_node(tangent_edges(inputs, tangents, recorded), ((out.shape, out.dtype),))
-    res = wrap_result(out, node) if recorded else wrap(out, mode)
-    PendingJvp(node, tangents, [res], mode, recorded)
-    return res, node
-
-
 class UnaryNode(Node):
     """Base of one-input pointwise nodes: ``self_`` and/or ``result`` may be saved."""
 
@@ -477,28 +339,40 @@ class NotImplementedBackward(Node):
 
     __slots__ = ("op",)
 
-    def backward(self, grad: Tensor) -> tuple:
+    def backward(self, *grads: Tensor) -> tuple:
         raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
-
-    def jvp(self, tangents: list) -> list:
-        raise NotImplementedError(f"Trying to use forward AD with aten::{self.op} that does not "
-                                  "support it.")
 
     def name(self) -> str:
         return "torch::autograd::NotImplemented"
 
 
 NotImplementedBackward.__name__ = "NotImplemented"  # what torch's grad_fn repr shows
+# ``op`` names the aten op for the messages; torch's node shows no ``_saved_`` attribute
+del NotImplementedBackward._saved_op
 
 
-class BinaryNode(Node):
-    """Base of two-input nodes saving ``self_`` and/or ``other``."""
-
-    __slots__ = ("self_", "other")
-    _saved_fields = ("self_", "other")
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        pass
+def record_not_implemented(op: str, inputs: tuple, out: Any) -> Any:
+    """Wrap ``out`` of aten op ``op``, which has no derivative: a NotImplemented node when an
+    input requires grad; an input's tangent raises at once, as torch's forward AD does.
+    As torch's, the node has an edge to each tensor input that requires grad, and to no
+    other.  ``out`` is one array, or a tuple of arrays whose tensors share the node
+    (histogram's counts and edges); the result is what ``out`` is, of tensors."""
+    outs = out if type(out) is tuple else (out,)
+    mode = _tls.mode
+    if FW.active and not mode & INFERENCE and any(o.dtype.kind in "fcV" for o in outs) and any(
+            isinstance(x, Tensor) and has_tangent(x) for x in inputs):
+        raise NotImplementedError(f"Trying to use forward AD with aten::{op} that does not "
+                                  "support it.")
+    if mode == RECORDING and any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
+        node: Any = _new(NotImplementedBackward)
+        node._init_node(tuple([edge_of(x) for x in inputs
+                               if isinstance(x, Tensor) and x._requires_grad]),
+                        tuple([(o.shape, o.dtype) for o in outs]))
+        node.op = op
+        res = tuple(wrap_result(o, node, i) for i, o in enumerate(outs))
+    else:
+        res = tuple(wrap(o, mode) for o in outs)
+    return res if type(out) is tuple else res[0]
 
 
 def save_value(x: Any) -> Any:
@@ -599,38 +473,15 @@ class ViewInfo:
         self.created_in_inference = created_in_inference
 
 
-def view_result(cls: Any, x: Tensor, out: np.ndarray, multi_output: bool = False) -> tuple:
-    """Wrap ``out`` (a NumPy view of ``x._data``) as a view of ``x``: shared storage and counter.
-
-    Returns ``(view, node or None)``.  Note [Views made under no_grad]: a view of
-    a tensor that requires grad, made while not recording, still reports
-    ``requires_grad=True`` (as torch's does) and remembers that it was made so,
-    because an in-place write to it with grad on is an error.
-    """
-    mode = _tls.mode
-    if type(out) is not ndarray:
-        out = np.asarray(out)
-    vc = x._vc
-    if vc is not INFERENCE_COUNTER:
-        vc = version_counter(x)
-    node = None
-    if mode == RECORDING and x._requires_grad and vc is not INFERENCE_COUNTER:
-        node = _new(cls)
-        node._init_unary(x, out)
-        node._view_version = vc.version  # see Note [Stale view history] in _ops/views.py
-        res = make_tensor(out, node, True, vc)
-    else:
-        res = make_tensor(out, None, x._requires_grad and vc is not INFERENCE_COUNTER, vc)
-    if vc is not INFERENCE_COUNTER:
-        mark_view(res, x, node, mode, vc, multi_output)
-    return res, node
-
-
 def mark_view(res: Tensor, x: Tensor, node: Any, mode: int, vc: Any,
               multi_output: bool = False) -> None:
     """Make ``res`` (sharing ``x``'s storage and counter ``vc``) a view of ``x``: its base,
     how it was made (ViewInfo) and its tangent.  Not for views of inference tensors: torch
-    tracks none, in or out of inference mode (no ``_base``, no history, no grad)."""
+    tracks none, in or out of inference mode (no ``_base``, no history, no grad).
+
+    Note [Views made under no_grad]: a view of a tensor that requires grad, made while not
+    recording, still reports ``requires_grad=True`` (as torch's does) and remembers that it
+    was made so, because an in-place write to it with grad on is an error."""
     base = x._base
     res._base = x if base is None else base
     made_in_no_grad = node is None and x._requires_grad

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .signature import signature
+from .signature import batchable, checker, signature
 from .._mode import RECORDING, _tls
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -16,10 +16,9 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
 from . import _erf_kernels
-from ._core import Node, SavedTensor, record, saved
 from ._shape_util import wrap_dim
-from .checks import not_implemented_for
-from .inplace import apply_inplace
+from .checks import check_scalar_fits, not_implemented_for, python_method
+from .inplace import apply_inplace, refuse_non_tensor
 from .pointwise import _np_sigmoid, abs as abs_, clamp, exp, neg, sigmoid, tanh, where
 from .registry import General, Pointwise
 from .shape import cat, chunk, clone
@@ -86,9 +85,18 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     >>> npgrad.nn.functional.leaky_relu(npgrad.tensor([-1., 2.]), 0.5)
     tensor([-0.5000,  2.0000])
     """
+    # torch's Python calls torch._C._nn.leaky_relu(_): its parser checks come first
+    (_LEAKY_RELU_INPLACE_ARGS if inplace else _LEAKY_RELU_ARGS)(input, negative_slope)
     if inplace:
+        if not isinstance(input, Tensor):
+            refuse_non_tensor("leaky_relu_", input)
         return apply_inplace(input, _leaky_relu_result_saved, negative_slope)
     return LEAKY_RELU(input, negative_slope)
+
+
+_LEAKY_RELU_ARGS = checker("leaky_relu(Tensor input, Scalar negative_slope=0.01, *, "
+                           "Tensor out=None)")
+_LEAKY_RELU_INPLACE_ARGS = checker("leaky_relu_(Tensor input, Scalar negative_slope=0.01)")
 
 
 # -- gelu (erf is in special.py, with erfc) ------------------------------------------------
@@ -171,6 +179,7 @@ def _silu_of_copy(input: Tensor) -> Tensor:
     return _silu(clone(input))
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (grad_fn ``SiluBackward0``).
 
@@ -279,9 +288,17 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> npgrad.nn.functional.elu(npgrad.tensor([1., 0.]))
     tensor([1., 0.])
     """
+    # torch's Python calls torch._C._nn.elu(_): its parser checks come first
+    (_ELU_INPLACE_ARGS if inplace else _ELU_ARGS)(input, alpha)
     if inplace:
         return apply_inplace(input, ELU_INPLACE, alpha, 1, 1)
     return ELU(input, alpha, 1, 1)
+
+
+_ELU_ARGS = checker("elu(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, "
+                    "Tensor out=None)")
+_ELU_INPLACE_ARGS = checker("elu_(Tensor input, Scalar alpha=1, Scalar scale=1, "
+                            "Scalar input_scale=1)")
 
 
 @signature("elu_(Tensor input, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1)")
@@ -297,6 +314,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     tensor([0.])
     """
     if inplace:
+        if not isinstance(input, Tensor):
+            refuse_non_tensor("selu_", input)
         return apply_inplace(input, ELU_INPLACE, _SELU_ALPHA, _SELU_SCALE, 1)
     return _SELU(input, _SELU_ALPHA, _SELU_SCALE, 1)
 
@@ -316,11 +335,31 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> npgrad.nn.functional.celu(npgrad.tensor([2.]), alpha=2.)
     tensor([2.])
     """
+    # torch's Python calls torch.celu / torch.celu_: their parser checks come first
+    (_CELU_INPLACE_ARGS if inplace else _CELU_ARGS)(input, alpha)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     if inplace:
         return apply_inplace(input, CELU_INPLACE, alpha)
     return CELU(input, alpha)
+
+
+_CELU_ARGS = checker("celu(Tensor input, Scalar alpha=1.0)")
+_CELU_INPLACE_ARGS = checker("celu_(Tensor input, Scalar alpha=1.0)")
+
+
+def _torch_celu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha)
+
+
+def _torch_selu(input: Tensor) -> Tensor:
+    return selu(input)
+
+
+# torch.celu / torch.selu are the C ops, without F's ``inplace`` (named as the ops, for vmap)
+_torch_celu.__name__, _torch_selu.__name__ = "celu", "selu"
+torch_celu = signature("celu(Tensor input, Scalar alpha=1.0)")(_torch_celu)
+torch_selu = signature("selu(Tensor input)")(_torch_selu)
 
 
 @signature("celu_(Tensor input, Scalar alpha=1.0)")
@@ -484,6 +523,9 @@ def logsigmoid(input: Tensor) -> Tensor:
 # -- threshold -----------------------------------------------------------------------------
 
 def _threshold_forward(x: np.ndarray, threshold: Any, value: Any) -> np.ndarray:
+    # torch's kernel converts both numbers to the input's dtype first, refusing an overflow
+    check_scalar_fits(threshold, x.dtype)
+    check_scalar_fits(value, x.dtype)
     # torch's ``x <= threshold ? value : x``: a NaN input stays NaN
     return np.where(x <= threshold, np.asarray(value).astype(x.dtype), x)
 
@@ -547,6 +589,7 @@ def softsign(input: Tensor) -> Tensor:
     >>> npgrad.nn.functional.softsign(npgrad.tensor([1.]))
     tensor([0.5000])
     """
+    python_method(input, "abs", Tensor)  # Note [torch's Python touching a non-Tensor]
     return input / (abs_(input) + 1)
 
 
@@ -566,24 +609,35 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     >>> npgrad.nn.functional.softmin(npgrad.tensor([0., 0.]), dim=0)
     tensor([0.5000, 0.5000])
     """
-    from .reduction import softmax  # the reductions sit above the activations
+    from .softmax import softmax  # softmax sits above the activations
 
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    if not isinstance(input, Tensor):  # Note [torch's Python touching a non-Tensor]
+        python_method(-input, "softmax", Tensor, dim)
     return softmax(neg(input), dim, dtype)
 
 
-class GluBackward0(Node):
-    """``a * sigmoid(b)`` for the halves ``a, b`` of ``self`` along ``dim``: not elementwise
-    (an output reads two inputs), so a node of its own rather than a ``Pointwise`` entry."""
+# glu: ``a * sigmoid(b)`` for the halves ``a, b`` of ``self`` along ``dim``.  Not elementwise
+# (an output reads two inputs), so a General entry; torch keeps ``dim`` as it was given
+# (``glu(x).grad_fn._saved_dim`` reads -1 as torch's unsigned getter shows it).
+def _glu_backward(grad: Tensor, self: Tensor, dim: int) -> Tensor:
+    a, b = chunk(self, 2, dim)
+    s = sigmoid(b)
+    return cat([grad * s, grad * a * s * (1 - s)], dim)
 
-    __slots__ = ("self_", "dim")
-    _saved_fields = ("self_",)
 
-    def backward(self, grad: Tensor) -> tuple:
-        a, b = chunk(saved(self, "self_"), 2, self.dim)
-        s = sigmoid(b)
-        return cat([grad * s, grad * a * s * (1 - s)], self.dim),
+def _glu_tangent(self_t: Tensor, self: Tensor, dim: int) -> Tensor:
+    a, b = chunk(self, 2, dim)
+    a_t, b_t = chunk(self_t, 2, dim)
+    s = sigmoid(b)
+    return a_t * s + a * s * (1 - s) * b_t
+
+
+GLU = General(
+    "glu(Tensor input, int64_t dim=-1)", grad_fn="GluBackward0",
+    forward=None, params=("dim",), keeps=("dim",), saves=("self",),
+    derivatives={"self": _glu_backward}, tangent=_glu_tangent)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -602,8 +656,4 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
                            f"{x.shape[d]}")
     not_implemented_for("glu_cpu", x.dtype, "biuVc")
     a, b = np.split(x, 2, axis=d)
-    res, node = record(GluBackward0, (input,), a * _np_sigmoid(b))
-    if node is not None:
-        node.self_ = SavedTensor(input)
-        node.dim = d
-    return res
+    return GLU.record((input,), a * _np_sigmoid(b), (dim,))  # type: ignore[no-any-return]

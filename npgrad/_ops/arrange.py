@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .signature import checker, signature, unchecked
+from .signature import batchable, checker, renamed, signature, unchecked
 from .. import _dtype
 from .._mode import _tls
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
+from . import checks
 from ._core import is_tensor
 from .allocation import alloc_error
 from ._shape_util import broadcast_shapes, parse_shape, wrap_dim
@@ -328,6 +329,7 @@ _ATLEAST = {n: checker(f"atleast_{n}d(Tensor input)", f"atleast_{n}d(TensorList 
             for n in (1, 2, 3)}
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def broadcast_tensors(*tensors: Any) -> tuple:
     """Each tensor expanded to the common broadcast shape (already shaped ones come back as is).
 
@@ -373,6 +375,7 @@ def _atleast_3d(t: Tensor) -> Tensor:
     return unsqueeze(t, -1) if nd == 2 else t
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def atleast_1d(*tensors: Any) -> Any:
     """0-dim tensors as shape (1,), the others unchanged; a tuple for several tensors.
 
@@ -383,11 +386,13 @@ def atleast_1d(*tensors: Any) -> Any:
     return _each(tensors, _atleast_1d, 1)
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def atleast_2d(*tensors: Any) -> Any:
     """Tensors with fewer than 2 dims get leading size-1 dims (views)."""
     return _each(tensors, _atleast_2d, 2)
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def atleast_3d(*tensors: Any) -> Any:
     """Tensors with fewer than 3 dims get size-1 dims as NumPy's ``atleast_3d`` adds them."""
     return _each(tensors, _atleast_3d, 3)
@@ -420,7 +425,7 @@ def vstack(tensors: Any) -> Tensor:
     return cat([_atleast_2d(t) for t in _stack_list(tensors, "vstack")], 0)
 
 
-row_stack = vstack
+row_stack = renamed(vstack, "row_stack")  # Note [An alias has its own name in the errors]
 
 
 @signature("dstack(TensorList tensors, *, Tensor out=None)")
@@ -487,6 +492,7 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: Any = None, *,
     if counts.size == 1:
         counts = np.repeat(counts, n)
     if counts.size != n:
+        checks.size_at(x._data.shape, d)  # torch's message reads input.size(dim): a 0-dim raises
         raise RuntimeError(f"repeats must have the same size as input along dim, but got "
                            f"repeats.size(0) = {counts.size} and input.size({d}) = {n}")
     if counts.size and counts.min() < 0:
@@ -796,6 +802,8 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
                   step: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` at ``[start:end:step]`` of dim ``dim``."""
+    if input._data.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     wrap_dim(dim, input._data.ndim)
     _check_scatter_src(src, _sliced(input._data, dim, *_open_slice(start, end), step))
     return SLICE_SCATTER((input, src), (dim, start, end, step))  # type: ignore[no-any-return]

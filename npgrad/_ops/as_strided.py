@@ -7,16 +7,18 @@ offset defaults to ``x.storage_offset()`` and the strides may reach any element
 of the storage.  The result is a NumPy view over the same root buffer
 (Note [Storages as root arrays]), so it shares memory and the version counter.
 
-The gradient is torch's ``as_strided_backward``: the output's gradient is
-scattered (added) into a zero storage at the output's element positions, and
-the input's gradient is gathered from that storage at the input's positions.
-When the input itself aliases memory (an ``expand``), each storage element's
-gradient is divided by the number of input elements that read it, so that the
-chain back through the aliasing view sums to the right value.  That map is
-linear, ``gather_in(scale * scatter_out(g))``, and its adjoint is the same map
-with the two index sets swapped: one node class serves the op and all its
-higher derivatives.  The in-place ``as_strided_`` restrides the tensor itself
-and takes the node as ``AsStridedBackward1`` (Note [In-place view ops]).
+The op is a ``View`` entry (Note [A view is an entry]) whose node keeps what torch's
+does: ``_saved_size``, ``_saved_stride``, ``_saved_storage_offset`` (as given, None
+included) and, with no getter, the input's geometry in its storage (torch's
+``TensorGeometry(self)``: sizes, strides, storage offset).  Its backward is torch's
+``as_strided_backward`` written in npgrad ops, step by step as torch's: the gradient is
+copied (or, where the output reads a storage element more than once, added with
+``index_add_``) into zeros the size of the storage both views reach; where the input
+itself reads an element more than once (an ``expand``), each element is divided by the
+number of times it is read; the input's gradient is the as_strided view of that with
+the input's geometry.  So a double backward records torch's graph (AsStridedBackward0
+over CopySlices over CopyBackwards).  The in-place ``as_strided_`` restrides the tensor
+itself and takes the node as ``AsStridedBackward1`` (Note [In-place view ops]).
 """
 from __future__ import annotations
 
@@ -30,10 +32,13 @@ if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
-from ._core import record, view_result
+from .._tensor_base import wrap
+from .registry import View
 from .signature import signature
+from .indexing import index_add_
+from .inplace import copy_, div_
+from .shape import reshape
 from .view_inplace import _restride_
-from .views import AsStridedBackward0
 
 
 # npgrad's vmap runs the function on slices of the batch (Note [vmap by slices] in
@@ -41,16 +46,6 @@ from .views import AsStridedBackward0
 # it would reach other samples, where torch counts them from each sample's start.
 VMAP_MSG = ("npgrad: as_strided is not supported inside vmap (a sample's storage offsets would "
             "count from the batch's storage, not from the sample's)")
-
-
-def _element_index(shape: tuple, strides: tuple, offset: int) -> np.ndarray:
-    """The storage element each position of a (shape, strides, offset) view reads."""
-    idx = np.full(shape, offset, dtype=np.int64)
-    for axis, (n, s) in enumerate(zip(shape, strides)):
-        step = [1] * len(shape)
-        step[axis] = n
-        idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(step)
-    return idx
 
 
 def _extent(size: tuple, stride: tuple, offset: int) -> int:
@@ -86,8 +81,15 @@ def _check(size: Any, stride: Any, storage_offset: Any) -> tuple:
     return size, stride
 
 
-def _view_of_storage(input: Tensor, size: Any, stride: Any, storage_offset: Any) -> tuple:
-    """The NumPy view and the (size, stride, offset) it has, after torch's checks."""
+def _geometry_of(data: np.ndarray) -> tuple:
+    """torch's ``TensorGeometry``: an array's sizes, strides and offset in its storage."""
+    place = locate(data)
+    return data.shape, place.strides, place.offset
+
+
+def _checked(input: Tensor, size: Any, stride: Any, storage_offset: Any) -> tuple:
+    """torch's checks of a view of ``input``'s storage: its (size, stride) and the input's
+    geometry."""
     data = input._data
     place = locate(data)
     item = data.itemsize
@@ -101,66 +103,116 @@ def _view_of_storage(input: Tensor, size: Any, stride: Any, storage_offset: Any)
         raise RuntimeError(f"setStorage: sizes {_shape_list(size)}, strides {_shape_list(stride)}, "
                            f"storage offset {offset}, and itemsize {item} requiring a storage "
                            f"size of {need} are out of bounds for storage of size {have}")
+    return size, stride, (data.shape, place.strides, place.offset)
+
+
+def _strided(data: np.ndarray, size: tuple, stride: tuple, storage_offset: Any,
+             self_geometry: tuple) -> np.ndarray:
+    """The forward: the NumPy view of ``data``'s storage (arguments checked)."""
     if 0 in size:
-        out = np.zeros(size, dtype=data.dtype)
+        return np.zeros(size, dtype=data.dtype)
+    root = data if data.base is None and data.flags.c_contiguous else locate(data).root
+    item = data.itemsize
+    offset = self_geometry[2] if storage_offset is None else storage_offset
+    raw = flat_bytes(root)
+    out = np.ndarray(size, dtype=data.dtype,
+                     buffer=raw[:root.nbytes // item * item].view(data.dtype),
+                     offset=offset * item, strides=tuple(s * item for s in stride))
+    if not data.flags.writeable:
+        out.flags.writeable = False
+    return out
+
+
+def _maybe_overlapping(sizes: list, strides: list) -> bool:
+    """Whether a view (dims of size 1 and 0 left out) may read an element twice: torch's test,
+    each stride against the extent of the smaller ones."""
+    reach = 0
+    for s, n in sorted(zip(strides, sizes)):
+        if s <= reach:
+            return True
+        reach += s * (n - 1)
+    return False
+
+
+def _element_index(sizes: list, strides: list, offset: int) -> np.ndarray:
+    """The storage element each position of a (sizes, strides, offset) view reads."""
+    idx = np.full(tuple(sizes), offset, dtype=np.int64)
+    for axis, (n, s) in enumerate(zip(sizes, strides)):
+        step = [1] * len(sizes)
+        step[axis] = n
+        idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(step)
+    return idx
+
+
+def _storage_size(sizes: list, strides: list, offset: int) -> int:
+    return offset + sum(s * (n - 1) for n, s in zip(sizes, strides)) + 1
+
+
+def as_strided_backward(grad: Tensor, self_geometry: tuple, size: tuple, stride: tuple,
+                        storage_offset: Any) -> Tensor:
+    """torch's ``as_strided_backward`` in npgrad ops (Note [as_strided addresses the storage])."""
+    in_sizes, in_strides, in_offset = self_geometry
+    out_offset = in_offset if storage_offset is None else storage_offset
+    out_sizes: list = []
+    out_strides: list = []
+    for i in range(len(size) - 1, -1, -1):
+        n, s = size[i], stride[i]
+        if n == 0:
+            return grad.new_zeros(in_sizes)
+        if n == 1:
+            grad = grad.squeeze(i)
+        elif s == 0:  # an expanded dim: its elements all reach one storage element
+            grad = grad.sum(i)
+        else:
+            out_sizes.insert(0, n)
+            out_strides.insert(0, s)
+    sizes: list = []
+    strides: list = []
+    for n, s in zip(in_sizes, in_strides):
+        if n == 0:
+            return grad.new_zeros(in_sizes)
+        if n != 1:
+            sizes.append(n)
+            strides.append(s)
+    out_overlap = _maybe_overlapping(out_sizes, out_strides)
+    in_overlap = _maybe_overlapping(sizes, strides)
+    shared = min(in_offset, out_offset)
+    in_start, out_start = in_offset - shared, out_offset - shared
+    extent = max(_storage_size(sizes, strides, in_start),
+                 _storage_size(out_sizes, out_strides, out_start))
+    # torch's steps, on a fresh zero storage (``new_zeros``); the positions and the counts are
+    # constants, computed in NumPy (torch takes them from an ``arange``)
+    storage = wrap(np.zeros(extent, dtype=grad._data.dtype), 0)
+    flat = ((extent,), (1,), 0)  # the storage's own geometry
+    if out_overlap:
+        where = wrap(_element_index(out_sizes, out_strides, out_start).reshape(-1), 0)
+        index_add_(storage, 0, where, reshape(grad, (-1,)))
     else:
-        raw = flat_bytes(place.root)
-        out = np.ndarray(size, dtype=data.dtype, buffer=raw[:have // item * item].view(data.dtype),
-                         offset=offset * item, strides=tuple(s * item for s in stride))
-        if not data.flags.writeable:
-            out.flags.writeable = False
-    return out, size, stride, offset, place
+        copy_(strided_view(storage, tuple(out_sizes), tuple(out_strides), out_start, flat), grad)
+    if in_overlap:
+        count = np.bincount(_element_index(sizes, strides, in_start).reshape(-1), minlength=extent)
+        with np.errstate(all="ignore"):  # 0 / 0 where the input reads nothing: never read back
+            div_(storage, wrap(count.astype(grad._data.dtype), 0))
+    return strided_view(storage, tuple(in_sizes), tuple(in_strides), in_start, flat)
 
 
-class StorageMap:
-    """``gather(dst, scale * scatter(src, x))`` over one storage of ``extent`` elements.
-
-    The ``geometry`` of an AsStridedBackward0 made by ``as_strided`` (the node class
-    is the one views rebuilt after in-place writes use, ``_ops.views``): its
-    backward is this map's adjoint, the same map with ``src`` and ``dst`` swapped.
-    """
-
-    __slots__ = ("src", "dst", "scale", "extent")
-
-    def __init__(self, src: np.ndarray, dst: np.ndarray, scale: Any, extent: int) -> None:
-        self.src, self.dst, self.scale, self.extent = src, dst, scale, extent
-
-    def backward(self, grad: Tensor) -> Tensor:
-        return _strided_map(grad, StorageMap(self.dst, self.src, self.scale, self.extent))
+AS_STRIDED = View(
+    "as_strided(Tensor input, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None)",
+    grad_fn="AsStridedBackward0", forward=_strided,
+    params=("size", "stride", "storage_offset", "self_geometry"),
+    keeps=("self_geometry", "size", "stride", "storage_offset"), hidden=("self_geometry",),
+    derivative=as_strided_backward)
+AsStridedBackward0 = AS_STRIDED.node
+AsStridedBackward1 = AS_STRIDED.twin("AsStridedBackward1")
 
 
-class AsStridedBackward1(AsStridedBackward0):
-    """``as_strided_``: the in-place twin (Note [In-place view ops])."""
-
-    __slots__ = ()
-
-
-def _strided_map(x: Tensor, m: StorageMap) -> Tensor:
-    data = x._data
-    storage = np.zeros(m.extent, dtype=data.dtype)
-    np.add.at(storage, m.src.reshape(-1), data.reshape(-1))
-    if m.scale is not None:
-        storage *= m.scale
-    res, node = record(AsStridedBackward0, (x,), storage[m.dst])
-    if node is not None:
-        node.geometry, node.base_shape = m, None
-    return res
-
-
-def _record_geometry(node: Any, data: np.ndarray, place: Any, size: tuple, stride: tuple,
-                     offset: int) -> None:
-    """Give ``node`` the index sets of input ``data`` and the output (size, stride, offset)."""
-    in_idx = _element_index(data.shape, place.strides, place.offset)
-    out_idx = _element_index(size, stride, offset)
-    extent = max(int(in_idx.max()) + 1 if in_idx.size else 0,
-                 int(out_idx.max()) + 1 if out_idx.size else 0)
-    counts = np.bincount(in_idx.reshape(-1), minlength=extent)
-    scale = None
-    if in_idx.size and int(counts.max()) > 1:  # the input aliases memory: share it out
-        with np.errstate(divide="ignore"):
-            scale = np.where(counts > 0, 1.0 / np.maximum(counts, 1), 0.0).astype(data.dtype)
-    # the op maps the input's storage to the output: its gradient scatters from the output
-    node.geometry, node.base_shape = StorageMap(in_idx, out_idx, scale, extent), None
+def strided_view(input: Tensor, size: tuple, stride: tuple, storage_offset: int,
+                 geometry: tuple | None = None) -> Tensor:
+    """``input.as_strided(size, stride, storage_offset)`` for arguments known to be valid (the
+    backward's own, a view rebuilt after an in-place write): the entry, unchecked;
+    ``geometry``: the input's, when the caller knows it."""
+    return AS_STRIDED(input, size, stride, storage_offset,  # type: ignore[no-any-return]
+                      _geometry_of(input._data) if geometry is None else geometry)
 
 
 @signature("as_strided(Tensor input, SymInt[] size, SymInt[] stride, "
@@ -175,11 +227,8 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: Any = None
     """
     if VMAP.depth:
         raise NotImplementedError(VMAP_MSG)
-    out, size, stride, offset, place = _view_of_storage(input, size, stride, storage_offset)
-    res, node = view_result(AsStridedBackward0, input, out)
-    if node is not None:
-        _record_geometry(node, input._data, place, size, stride, offset)
-    return res
+    size, stride, geometry = _checked(input, size, stride, storage_offset)
+    return AS_STRIDED(input, size, stride, storage_offset, geometry)  # type: ignore[no-any-return]
 
 
 def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:

@@ -17,6 +17,8 @@ def sum_to_size(grad: Any, shape: tuple) -> Any:
     ``create_graph=True``.
     """
     data = grad._data
+    if not isinstance(data, np.ndarray):  # a sparse gradient: torch sums it to a 0-dim
+        return _sparse_sum_to_size(grad, shape)  # tensor and refuses every other shape
     axes = sum_to_axes(data.shape, shape)
     if not grad._requires_grad and data.dtype.char in "fd":
         # no graph of it can be recorded: the same float32/float64 sum in NumPy, without
@@ -31,3 +33,13 @@ def sum_to_size(grad: Any, shape: tuple) -> Any:
     if grad._data.shape != shape:
         grad = reshape(grad, shape)
     return grad
+
+
+def _sparse_sum_to_size(grad: Any, shape: tuple) -> Any:
+    """torch's ``sum_to`` of a sparse gradient: ``sum()`` for a 0-dim input (a dense
+    result), else the ``view`` that a sparse tensor lacks."""
+    from .sparse import unsupported
+
+    if not shape:
+        return grad.sum()
+    raise unsupported("view")

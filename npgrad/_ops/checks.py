@@ -43,15 +43,21 @@ def overflow_error(c_name: str) -> RuntimeError:
 def check_scalar_fits(value: Any, dt: np.dtype) -> None:
     """torch's overflow check of a Python number converted to ``dt`` (a fill value, a lerp
     weight): a finite number beyond the dtype's range is refused, inf and NaN pass for
-    floats, and a negative number wraps into an unsigned type."""
+    floats; an unsigned type takes a negative int down to minus its largest value (wrapping
+    it, as C does) but no negative float."""
     if type(value) is bool or not isinstance(value, (int, float)):
         return
     if dt.kind in "iu":
         info = np.iinfo(dt)
-        if not math.isfinite(value) or value > info.max or (dt.kind == "i" and value < info.min):
+        if isinstance(value, int):
+            low = -int(info.max) if dt.kind == "u" else int(info.min)
+            fits = low <= value <= info.max
+        else:  # torch compares in double: 2**63 as a double fits int64 and wraps
+            fits = math.isfinite(value) and float(info.min) <= value <= float(info.max)
+        if not fits:
             raise overflow_error(C_NAMES[dt.name])
-    elif dt.name in ("float16", "float32") and math.isfinite(value) and \
-            math.fabs(value) > float(np.finfo(dt).max):
+    elif dt.char in "ef" and math.isfinite(value) and \
+            math.fabs(value) > float(np.finfo(dt).max):  # "ef": half, float (``dt.name`` is slow)
         raise overflow_error(C_NAMES[dt.name])
 
 
@@ -64,6 +70,32 @@ def size_at(shape: tuple, dim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
                          f"{ndim - 1}], but got {dim})")
     return shape[dim]
+
+
+def _c_div(a: int, b: int) -> int:
+    """C's integer division, truncating toward zero (Python's ``//`` floors)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def pooling_output_size(size: int, kernel: int, pad: int, stride: int, dilation: int,
+                        ceil_mode: bool) -> int:
+    """torch's ``pooling_output_shape`` for one dim, with its checks in its order: a zero
+    stride, a negative pad, a pad above half the effective kernel (C division, so a negative
+    kernel fails here first); the output rounds down, or up with ``ceil_mode`` unless the
+    last window would start in the right padding."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    if pad > _c_div((kernel - 1) * dilation + 1, 2):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={kernel} and dilation={dilation}")
+    num = size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = num // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
 
 
 def check_expandable(shape: tuple, target: tuple, d: np.dtype) -> None:
@@ -91,6 +123,40 @@ def not_implemented_for(kernel: str, d: np.dtype, kinds: str) -> None:
     matters for half ("e" is checked by the caller through ``d.char``)."""
     if d.kind in kinds:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(d)}'")
+
+
+def forward_ad_missing(op: str) -> NotImplementedError:
+    """torch's error for a tangent reaching aten op ``op``, whose derivatives.yaml entry has no
+    forward-mode formula (``grid_sampler_2d``, ``_embedding_bag`` ...): two lines."""
+    return NotImplementedError(
+        f"Trying to use forward AD with {op} that does not support it because it has not been "
+        "implemented yet.\nPlease file an issue to PyTorch at "
+        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
+        "can prioritize its implementation or submit a PR adding the implementation to "
+        "derivatives.yaml")
+
+
+def check_mixed_dtypes(d: np.dtype, params: list) -> bool:
+    """torch's CPU rule for a normalization's input dtype ``d`` and the dtypes of its defined
+    parameters (weight first): parameters of another dtype than the input ("mixed type") must
+    all be float32, with a half or bfloat16 input.  Returns whether the call is mixed; an
+    unmixed call's other parameters are checked by ``check_parameter_dtypes`` after the
+    kernel's own dtype check."""
+    if not params or params[0] == d:
+        return False
+    if any(p != np.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if d != np.float16 and d.kind != "V":  # "V": bfloat16 as ml_dtypes stores it
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return True
+
+
+def check_parameter_dtypes(d: np.dtype, params: list) -> None:
+    """The kernel's read of each parameter as the input's dtype (an unmixed call)."""
+    for p in params:
+        if p != d:
+            raise RuntimeError(f"expected scalar type {scalar_name(d)} but found "
+                               f"{scalar_name(p)}")
 
 
 def same_dtype_message(names: tuple, dtypes: tuple) -> str:

@@ -38,13 +38,12 @@ from .activation import (CELU, ELU, GELU, HARDSIGMOID, HARDSWISH, HARDTANH, LEAK
 from .pointwise import (CEIL, CLAMP_MAX_SCALAR, CLAMP_MAX_TENSOR, CLAMP_MIN_SCALAR,
                         CLAMP_MIN_TENSOR, CLAMP_SCALAR, FLOOR, FMOD, FMOD_SCALAR, FRAC, MAXIMUM,
                         MINIMUM, RELU, REMAINDER, REMAINDER_SCALAR, ROUND, ROUND_DECIMALS, SIGN,
-                        TRUNC, _CLIP_SCALAR, _sign_forward, where, zeros_like_grad)
-from .special import (ATAN2, ENTR, ERF, ERFC, HYPOT, LOGIT, _ARCTAN2, _SPECIAL_ERFC,
-                      _SPECIAL_LOGIT)
-from .registry import Pointwise
-from .shape import ShapeNode, select, clone
+                        TRUNC, _CLIP_SCALAR, _sign_forward, cos, sin, where, zeros_like_grad)
+from .special import (ATAN2, ENTR, ERF, ERFC, HYPOT, LOGIT, XLOGY, XLOGY_SCALAR_OTHER, _ARCTAN2,
+                      _SPECIAL_ERFC, _SPECIAL_LOGIT)
+from .registry import General, Pointwise, View
+from .shape import select, clone
 from .signature import signature
-from ._core import Node, SavedTensor, record, saved, view_result
 from ._shape_util import broadcast_shapes
 
 ndarray = np.ndarray
@@ -80,20 +79,6 @@ def _has_conj_bit(input: Tensor) -> bool:
     return ref is not None and ref() is input
 
 
-class ConjBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return conj(grad),
-
-
-class ConjPhysicalBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return conj_physical(grad),
-
-
 @signature("is_conj(Tensor input)")
 def is_conj(input: Tensor) -> bool:
     """Whether ``input`` has the conjugate bit (Note [The conjugate bit])."""
@@ -111,7 +96,7 @@ def conj(input: Tensor) -> Tensor:
     data = input._data
     if data.dtype.kind != "c":
         return input
-    res, _ = record(ConjBackward0, (input,), np.conj(data))
+    res: Tensor = CONJ.record((input,), np.conj(data))
     if not _has_conj_bit(input):
         _mark_conj(res)
     return res
@@ -123,7 +108,18 @@ def conj_physical(input: Tensor) -> Tensor:
     data = input._data
     if data.dtype.kind != "c":
         return input
-    return record(ConjPhysicalBackward0, (input,), np.conj(data))[0]
+    res: Tensor = CONJ_PHYSICAL.record((input,), np.conj(data))
+    return res
+
+
+CONJ = General("conj(Tensor input)", grad_fn="ConjBackward0", forward=None,
+               derivatives={"self": lambda grad: conj(grad)},
+               tangent=lambda self_t: conj(self_t))
+
+CONJ_PHYSICAL = General("conj_physical(Tensor input, *, Tensor out=None)",
+                        grad_fn="ConjPhysicalBackward0", forward=None,
+                        derivatives={"self": lambda grad: conj_physical(grad)},
+                        tangent=lambda self_t: conj_physical(self_t))
 
 
 @signature("resolve_conj(Tensor input)")
@@ -149,25 +145,10 @@ _COMPLEX_OF: dict[np.dtype, np.dtype] = {np.dtype(np.float32): np.dtype(np.compl
                np.dtype(np.float64): np.dtype(np.complex128)}
 
 
-class ViewAsRealBackward0(ShapeNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return view_as_complex(grad.contiguous()),
-
-
-class ViewAsComplexBackward0(ShapeNode):
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return view_as_real(resolve_conj(grad)),
-
-
 def _as_real(input: Tensor) -> Tensor:
     """The real view (..., 2) of a complex tensor, the conjugate bit notwithstanding."""
-    data = input._data
-    return view_result(ViewAsRealBackward0, input,
-                       data[..., None].view(data.real.dtype))[0]
+    res: Tensor = VIEW_AS_REAL(input)
+    return res
 
 
 @signature("view_as_real(Tensor input)")
@@ -214,7 +195,20 @@ def view_as_complex(input: Tensor) -> Tensor:
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if storage_offset(data) % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    return view_result(ViewAsComplexBackward0, input, data.view(_COMPLEX_OF[dt])[..., 0])[0]
+    res: Tensor = VIEW_AS_COMPLEX(input)
+    return res
+
+
+# The two views between a complex tensor and its real pairs: View entries (Note [A view is
+# an entry]), so the result shares its input's storage and version counter, and its tangent
+# is the same view of the input's tangent.
+VIEW_AS_REAL = View("view_as_real(Tensor input)", grad_fn="ViewAsRealBackward0",
+                    forward=lambda data: data[..., None].view(data.real.dtype),
+                    derivative=lambda grad: view_as_complex(grad.contiguous()))
+
+VIEW_AS_COMPLEX = View("view_as_complex(Tensor input)", grad_fn="ViewAsComplexBackward0",
+                       forward=lambda data: data.view(_COMPLEX_OF[data.dtype])[..., 0],
+                       derivative=lambda grad: view_as_real(resolve_conj(grad)))
 
 
 @signature("real(Tensor input)")
@@ -350,17 +344,6 @@ def _check_parts(a: Tensor, b: Tensor) -> np.dtype:
     return _COMPLEX_OF[da]
 
 
-class ComplexBackward0(Node):
-    __slots__ = ("real", "imag")
-    _saved_fields = ("real", "imag")  # kept as torch keeps them (``_saved_real``), unused
-
-    def backward(self, grad: Tensor) -> tuple:
-        saved(self, "real"), saved(self, "imag")  # refused once freed, as torch's
-        edges = self.next_functions
-        return (real(grad) if edges[0][0] is not None else None,
-                imag(grad) if edges[1][0] is not None else None)
-
-
 @signature("complex(Tensor real, Tensor imag, *, Tensor out=None)")
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - torch's name
     """``real + i imag`` (broadcasting), of the complex dtype of the parts' float dtype.
@@ -373,24 +356,42 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - torch's name
     shape = broadcast_shapes(real._data.shape, imag._data.shape)  # torch's error
     out = np.empty(shape, ct)
     out.real, out.imag = real._data, imag._data
-    res, node = record(ComplexBackward0, (real, imag), out)
-    if node is not None:
-        node.real, node.imag = SavedTensor(real), SavedTensor(imag)
+    res: Tensor = COMPLEX.record((real, imag), out)
     return res
 
 
-class PolarBackward0(Node):
-    __slots__ = ("result",)
-    _saved_fields = ("result",)
+def _real_part(grad: Tensor) -> Tensor:
+    return real(grad)
 
-    def backward(self, grad: Tensor) -> tuple:
-        result = saved(self, "result")
-        edges = self.next_functions
-        g = conj(grad)
-        # out = r e^{i theta}: d out/dr = sgn(out), d out/dtheta = i out; a real input's
-        # gradient is Re(conj(g) * d out/d input)
-        return (real(g * sgn(result)) if edges[0][0] is not None else None,
-                real(g * (result * 1j)) if edges[1][0] is not None else None)
+
+def _imag_part(grad: Tensor) -> Tensor:
+    return imag(grad)
+
+
+# complex(real, imag): each part's gradient is that part of the gradient.  torch keeps each
+# input for its own rule (its formula reads the input's dtype), so ``_saved_real`` is None
+# when ``real`` needs no gradient; the rules name them for that, and read nothing else.
+COMPLEX = General(
+    "complex(Tensor real, Tensor imag, *, Tensor out=None)", grad_fn="ComplexBackward0",
+    forward=None, inputs=("real", "imag"), saves=("real", "imag"),
+    derivatives={"real": lambda grad, real: _real_part(grad),
+                 "imag": lambda grad, imag: _imag_part(grad)},
+    tangent=lambda real_t, imag_t: complex(real_t, imag_t))
+
+
+# polar: out = r e^{i theta}, so d out/dr = sgn(out) and d out/dtheta = i out; a real input's
+# gradient is Re(conj(g) * d out/d input).  The tangent is torch's, from the inputs.
+def _polar_tangent(abs_t: Tensor, angle_t: Tensor, abs: Tensor, angle: Tensor) -> Tensor:
+    c, s = cos(angle), sin(angle)
+    return complex(abs_t * c - angle_t * abs * s, abs_t * s + angle_t * abs * c)
+
+
+POLAR = General(
+    "polar(Tensor abs, Tensor angle, *, Tensor out=None)", grad_fn="PolarBackward0",
+    forward=None, inputs=("abs", "angle"), saves=("result",),
+    derivatives={"abs": lambda grad, result: real(conj(grad) * sgn(result)),
+                 "angle": lambda grad, result: real(conj(grad) * (result * 1j))},
+    tangent=_polar_tangent)
 
 
 @signature("polar(Tensor abs, Tensor angle, *, Tensor out=None)")
@@ -406,9 +407,7 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - torch's names
     r, theta = np.broadcast_arrays(abs._data, angle._data)
     out = np.empty(r.shape, ct)
     out.real, out.imag = r * np.cos(theta), r * np.sin(theta)
-    res, node = record(PolarBackward0, (abs, angle), out)
-    if node is not None:
-        node.result = SavedTensor(res, True)
+    res: Tensor = POLAR.record((abs, angle), out)
     return res
 
 
@@ -444,7 +443,8 @@ _COMPLEX_ERRORS = (
     (_SPECIAL_LOGIT, "logit_cpu"), (_SPECIAL_ERFC, "erfc_vml_cpu"), (_SELU, "elu_cpu"),
     (REMAINDER, "remainder_cpu"), (REMAINDER_SCALAR, "remainder_cpu"), (FMOD, "fmod_cpu"),
     (FMOD_SCALAR, "fmod_cpu"), (ATAN2, "atan2_cpu"), (_ARCTAN2, "atan2_cpu"),
-    (HYPOT, "hypot_cpu"), (CLAMP_MIN_TENSOR, "maximum_cpu"), (CLAMP_MAX_TENSOR, "minimum_cpu"),
+    (HYPOT, "hypot_cpu"), (XLOGY, "xlogy_cpu"), (XLOGY_SCALAR_OTHER, "xlogy_cpu"),
+    (CLAMP_MIN_TENSOR, "maximum_cpu"), (CLAMP_MAX_TENSOR, "minimum_cpu"),
     (GELU, "GeluKernelImpl"), (SOFTPLUS, "softplus_cpu"), (ELU, "elu_cpu"), (CELU, "elu_cpu"),
     (LEAKY_RELU, "leaky_relu_cpu"), (MISH, "mish_cpu"),
     (HARDSIGMOID, "hardsigmoid_cpu"), (HARDSWISH, "hardswish_cpu")))

@@ -24,12 +24,13 @@ map and the adjoint of that is the forward map.  Gradients of any order work.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .signature import signature
+from .checks import not_implemented_for, pooling_output_size, size_at
 from .registry import General
 from .. import _dtype
 from .._forward import has_tangent
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
-from ._core import Node, check_not_freed, record
 
 _new = object.__new__
 
@@ -402,12 +402,12 @@ def _conv_kernel_dtypes(x: np.ndarray, w: np.ndarray, bias: Tensor | None, group
                                "should be a MKLDNN tensor and bias is a dense tensor")
     if transposed and x.dtype.kind == "b":  # its dispatch comes before its dtype check
         raise NotImplementedError("\"slow_conv_transpose2d_out_cpu\" not implemented for 'Bool'")
+    if x.dtype.kind == "b":  # the kernel dispatches on the input's dtype before comparing
+        kernel = "slow_conv_dilated<>" if dilated else "slow_conv2d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if x.dtype != w.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.from_np(x.dtype).scalar_name} but "
                            f"found {_dtype.from_np(w.dtype).scalar_name}")
-    if x.dtype.kind == "b":
-        kernel = "slow_conv_dilated<>" if dilated else "slow_conv2d_cpu"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _conv_weight_shape(x: np.ndarray, w: np.ndarray, groups: int) -> None:
@@ -562,28 +562,6 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
     return convolution(input, weight, bias, ConvParams(stride_t, lo, hi, dilation_t, groups))
 
 
-# -- a linear map's node, for embedding (npgrad/_ops/embedding.py) ---------------------------
-
-class _LinearWindowNode(Node):
-    """A node of a map linear in its one input; backward applies the adjoint map, recorded."""
-
-    __slots__ = ("fwd", "adj", "adj_cls", "fwd_cls")
-    holds_saved = False  # True where torch saves a tensor (Note [Saved values kept outside SavedTensor])
-
-    def backward(self, grad: Tensor) -> tuple:
-        if self.holds_saved:
-            check_not_freed(self)
-        return (_linear_op(self.adj_cls, self.fwd_cls, grad, self.adj, self.fwd),)
-
-
-def _linear_op(cls: type, adj_cls: type, x: Tensor, fwd: Callable, adj: Callable) -> Tensor:
-    """Apply NumPy map ``fwd`` to ``x`` as op ``cls``; its backward applies ``adj`` as ``adj_cls``."""
-    res, node = record(cls, (x,), np.ascontiguousarray(fwd(x._data)))
-    if node is not None:
-        node.fwd, node.adj, node.adj_cls, node.fwd_cls = fwd, adj, adj_cls, cls
-    return res
-
-
 # -- pooling (Note [Pooling ops and their backwards as entries]) ----------------------------------
 
 # Note [Pooling ops and their backwards as entries]
@@ -612,10 +590,10 @@ def _as_kept(v: Any) -> tuple:
 def _gather_planes(a: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Input-shaped ``a`` -> output-shaped: each output the element of its plane (H*W) that
     ``indices`` names."""
-    lead = indices.shape[:-2]
-    flat = a.reshape(a.shape[:-2] + (-1,))
-    return np.take_along_axis(flat, indices.reshape(lead + (-1,)), axis=-1).reshape(
-        indices.shape)
+    lead = indices.shape[:-2]  # (sizes spelled out: a lead may be empty, where -1 is not)
+    flat = a.reshape(a.shape[:-2] + (a.shape[-2] * a.shape[-1],))
+    return np.take_along_axis(flat, indices.reshape(lead + (indices.shape[-2] * indices.shape[-1],)),
+                              axis=-1).reshape(indices.shape)
 
 
 def _scatter_planes(g: np.ndarray, indices: np.ndarray, in_shape: tuple) -> np.ndarray:
@@ -755,7 +733,22 @@ def _adaptive_bins(n: int, o: int, dtype: np.dtype) -> np.ndarray:
 def _adaptive_avg(a: np.ndarray, output_size: tuple) -> np.ndarray:
     mh = _adaptive_bins(a.shape[-2], output_size[0], a.dtype)
     mw = _adaptive_bins(a.shape[-1], output_size[1], a.dtype)
-    return np.matmul(np.matmul(mh, a), mw.T).astype(a.dtype, copy=False)
+    finite = np.isfinite(a)
+    if finite.all():
+        return np.matmul(np.matmul(mh, a), mw.T).astype(a.dtype, copy=False)
+    # torch sums each bin alone: a NaN or inf reaches only its bins, where the dense
+    # product's 0 * nan would reach every bin of its rows and columns
+    out = np.matmul(np.matmul(mh, np.where(finite, a, 0)), mw.T).astype(a.dtype, copy=False)
+    bh, bw = (mh > 0).astype(np.float64), (mw > 0).astype(np.float64)
+
+    def reaches(mask: np.ndarray) -> np.ndarray:
+        return np.matmul(np.matmul(bh, mask.astype(np.float64)), bw.T) > 0
+
+    pos, neg = reaches(a == np.inf), reaches(a == -np.inf)
+    out[pos] = np.inf
+    out[neg] = -np.inf
+    out[reaches(np.isnan(a)) | (pos & neg)] = np.nan
+    return out
 
 
 def _adaptive_avg_adjoint(g: np.ndarray, in_shape: tuple) -> np.ndarray:
@@ -920,12 +913,16 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     """2-d average pooling (grad_fn ``AvgPool2DBackward0``)."""
     x = input._data
     k, s, p, _ = _pool_args(kernel_size, stride, padding)
-    h, w = x.shape[-2:]
-    out = tuple(_pool_out(n, ki, si, pi, 1, ceil_mode)
-                for n, ki, si, pi in zip((h, w), k, s, p))
-    _pool_checks("avg_pool2d", x, k, s, p, (1, 1), out)
+    # torch's order: the divisor, the plane count (size(-3): an IndexError below 3 dims), the
+    # output size with its checks (checks.pooling_output_size), the shape, the dtype
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    size_at(x.shape, -3)
+    h, w = x.shape[-2:]
+    out = tuple(pooling_output_size(n, ki, pi, si, 1, ceil_mode)
+                for n, ki, si, pi in zip((h, w), k, s, p))
+    _pool_checks("avg_pool2d", x, k, s, p, (1, 1), out)
+    not_implemented_for("avg_pool2d", x.dtype, "b")
     kept = (_as_kept(kernel_size), _as_kept(stride), _as_kept(padding), bool(ceil_mode),
             bool(count_include_pad), divisor_override)
     return AVG_POOL2D((input,), kept)  # type: ignore[no-any-return]
@@ -936,15 +933,17 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     from .reduction import mean
 
     x = input._data
-    if x.ndim not in (3, 4) or any(n == 0 for n in x.shape[-2:]):
-        raise RuntimeError("adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
-                           f"{_size_str(x.shape)}")
     if isinstance(output_size, (list, tuple)):
         size = tuple(x.shape[-2 + i] if o is None else int(o) for i, o in enumerate(output_size))
     else:
         size = (int(output_size), int(output_size))
     if size == (1, 1):
+        # torch takes this path before its rank check: any input of 2 or more dims (empty
+        # ones too) is averaged over its last two
         return mean(input, (-1, -2), keepdim=True)
+    if x.ndim not in (3, 4) or any(n == 0 for n in x.shape[-2:]):
+        raise RuntimeError("adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{_size_str(x.shape)}")
     return ADAPTIVE_AVG_POOL2D((input,), (size,))  # type: ignore[no-any-return]
 
 
@@ -968,7 +967,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
         r0, r1 = (i * h) // size[0], -(-((i + 1) * h) // size[0])
         for j in range(size[1]):
             c0, c1 = (j * w) // size[1], -(-((j + 1) * w) // size[1])
-            win = x[..., r0:r1, c0:c1].reshape(lead + (-1,))
+            win = x[..., r0:r1, c0:c1].reshape(lead + ((r1 - r0) * (c1 - c0),))  # lead may be empty
             nan = np.isnan(win) if x.dtype.kind == "f" else np.zeros(win.shape, bool)
             arg = np.where(nan.any(-1), np.argmax(nan, axis=-1),
                            np.argmax(np.where(nan, -np.inf, win) if nan.any() else win, axis=-1))

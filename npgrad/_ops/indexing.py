@@ -19,6 +19,7 @@ A write into a view of a tensor in a graph becomes the base's ``CopySlices``
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -33,10 +34,11 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
 from . import checks, shape as _shape
-from ._core import (NotImplementedBackward, is_tensor, record, view_of_view_message, view_result)
+from .checks import check_scalar_fits
+from ._core import is_tensor, record_not_implemented, view_of_view_message
 from ._shape_util import broadcast_shapes, wrap_dim
 from .registry import General, View
-from .shape import ShapeNode, _shape_str
+from .shape import _shape_str
 
 _SEQUENCE_WARNING = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
@@ -66,14 +68,15 @@ def alias(input: Tensor) -> Tensor:
     return ALIAS(input)  # type: ignore[no-any-return]
 
 
-class Identity(ShapeNode):
-    """The grad_fn of the primal ``forward_ad.unpack_dual`` returns (torch's name for it): a
-    view recorded without its tangent, which no op entry makes."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad,
+# torch gives the primal ``forward_ad.unpack_dual`` returns a node of its own, ``Identity``
+# (a C++ node, which Python shows as ``CppFunction``): a view of all of the dual tensor that
+# does not carry its tangent.  ``primal_view`` runs the entry with no dual level active, so no
+# tangent is given to the view.
+# The class is named as Python sees it (the registry's key), ``name()`` as torch's C++ does.
+PRIMAL = View("_unpack_dual(Tensor dual)", grad_fn="CppFunction", forward=np.ndarray.view,
+              derivative=lambda grad: grad)
+Identity = PRIMAL.node
+Identity.name = lambda self: "torch::autograd::Identity"  # type: ignore[method-assign]
 
 
 def primal_view(input: Tensor) -> Tensor:
@@ -82,7 +85,7 @@ def primal_view(input: Tensor) -> Tensor:
 
     active, FW.active = FW.active, False
     try:
-        return view_result(Identity, input, input._data.view())[0]
+        return PRIMAL(input)  # type: ignore[no-any-return]
     finally:
         FW.active = active
 
@@ -150,7 +153,7 @@ def _bad_item(item: Any) -> Exception:
     return TypeError(f"new(): invalid data type '{type(item).__name__}'")
 
 
-def _parse(input: Tensor, index: Any) -> tuple:
+def _parse(input: Tensor, index: Any, bounds: bool = True) -> tuple:
     """``(steps, advanced)``: the basic view steps in order, then (dim, array) advanced entries."""
     shape = list(input._data.shape)
     items, as_tuple = _items(index)
@@ -215,11 +218,12 @@ def _parse(input: Tensor, index: Any) -> tuple:
         else:
             raise _bad_item(item)
     # The advanced step runs after every basic one, so it is checked last.
-    return steps, advanced, _check_advanced(shape, advanced)
+    return steps, advanced, _check_advanced(shape, advanced, bounds)
 
 
-def _check_advanced(shape: list, entries: list) -> list:
-    """Masks become one integer array per dim; bounds are checked (torch's texts)."""
+def _check_advanced(shape: list, entries: list, bounds: bool = True) -> list:
+    """Masks become one integer array per dim; bounds are checked (torch's texts) unless a
+    write checks them after the values' shape, as torch's does (``bounds=False``)."""
     advanced = []
     for dim, arr in entries:
         if arr.dtype != np.bool_:
@@ -233,13 +237,20 @@ def _check_advanced(shape: list, entries: list) -> list:
                     f"{dim + j}")
         for j, nz in enumerate(np.nonzero(arr)):
             advanced.append((dim + j, nz))
+    if bounds:
+        _check_advanced_bounds(shape, advanced)
+    return advanced
+
+
+def _check_advanced_bounds(shape: Any, advanced: list) -> None:
     # torch names an out-of-range index by its position among the advanced indices
     for k, (d, arr) in enumerate(advanced):
         n = shape[d]
         if arr.size and (arr.min() < -n or arr.max() >= n):
+            if n == 0:  # torch's text for a dim of size 0 names neither index nor dim
+                raise IndexError("index is out of bounds for dimension with size 0")
             bad = int(arr[(arr < -n) | (arr >= n)].flat[0])
             raise IndexError(f"index {bad} is out of bounds for dimension {k} with size {n}")
-    return advanced
 
 
 def _apply_steps(input: Tensor, steps: list) -> Tensor:
@@ -356,18 +367,29 @@ def getitem(input: Tensor, index: Any) -> Tensor:
 
 def _index_put(input: Tensor, indices: tuple, key: tuple, values: Tensor,
                accumulate: bool = False, check_dtype: bool = False,
-               entry: General | None = None) -> Tensor:
+               entry: General | None = None, check_bounds: bool = False) -> Tensor:
     """Out-of-place ``index_put``: a copy of ``input`` with ``values`` written (or added) at
     ``key``, the NumPy key of torch's ``indices``; ``check_dtype``: refuse, after the shape
     check as torch's ``x[idx] = v`` does, a tensor ``values`` of another dtype; ``entry``:
-    INDEX_PUT_IMPL for the backward of ``index`` (Note [Advanced indexing as entries])."""
+    INDEX_PUT_IMPL for the backward of ``index`` (Note [Advanced indexing as entries]);
+    ``check_bounds``: check the indices' bounds here, after the shape (torch's order)."""
     data = input._data
-    out = data.copy()
-    target_shape = data[key].shape
+    if check_bounds:
+        arrays = [(d, a) for d, a in enumerate(key) if isinstance(a, np.ndarray)]
+        # the indexed shape without reading the indices: in-range stand-ins, no data
+        shape_key = tuple(np.zeros(a.shape, np.intp) if isinstance(a, np.ndarray) else a
+                          for a in key)
+        try:
+            target_shape = np.broadcast_to(np.zeros((), np.int8), data.shape)[shape_key].shape
+        except IndexError:  # a dim of size 0 takes no stand-in: any index is out of range
+            _check_advanced_bounds(data.shape, arrays)
+            raise
+    else:
+        target_shape = data[key].shape
     vals = values._data
-    try:
-        np.broadcast_shapes(vals.shape, target_shape)
-        if len(vals.shape) > len(target_shape):
+    try:  # the values must broadcast *to* the indexed shape, not merely with it
+        if np.broadcast_shapes(vals.shape, target_shape) != target_shape \
+                or len(vals.shape) > len(target_shape):
             raise ValueError
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(vals.shape)} "
@@ -377,6 +399,9 @@ def _index_put(input: Tensor, indices: tuple, key: tuple, values: Tensor,
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
                            f"{_dtype_name(data)} for the destination and {_dtype_name(vals)} "
                            "for the source.")
+    if check_bounds:
+        _check_advanced_bounds(data.shape, arrays)
+    out = data.copy()
     if accumulate:
         np.add.at(out, key, vals.astype(data.dtype, copy=False))
     else:
@@ -412,8 +437,9 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
         dim += arr.ndim if arr.dtype == np.bool_ else 1
     if dim > data.ndim:
         raise IndexError(f"too many indices for tensor of dimension {data.ndim}")
-    key = _advanced_key(data.ndim, _check_advanced(list(data.shape), entries))
-    return _index_put(input, _torch_indices(entries), key, values, accumulate)
+    key = _advanced_key(data.ndim, _check_advanced(list(data.shape), entries, False))
+    return _index_put(input, _torch_indices(entries), key, values, accumulate,
+                      check_bounds=True)
 
 
 def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
@@ -426,14 +452,55 @@ def _value_tensor(input: Tensor, value: Any) -> tuple:
     """The value as a tensor, and whether it was a Python number."""
     if is_tensor(value):
         return value, False
-    if isinstance(value, (bool, int, float, np.generic)):
-        return wrap(np.asarray(value).astype(input._data.dtype), 0), True
+    if isinstance(value, np.integer):  # torch reads NumPy integers through __index__
+        value = int(value)
+    if isinstance(value, (int, float, complex)):  # np.float64 / np.complex128 are these
+        dt = input._data.dtype
+        number = np.asarray(_number_for(value, dt))
+        if dt.char == "e" or dt.kind == "V":  # half and bfloat16 take a too-large number as inf
+            with np.errstate(over="ignore"):
+                return wrap(number.astype(dt), 0), True
+        return wrap(number.astype(dt), 0), True
     name = type(value).__name__
     module = type(value).__module__
     if module not in ("builtins", None):
         name = f"{module}.{name}"
     legacy = "torch." + _dtype.from_np(input._data.dtype).legacy_type
     raise TypeError(f"can't assign a {name} to a {legacy}")
+
+
+# Note [A number written into a tensor]
+# ``t[i] = number`` converts the number the way torch's setitem does, before anything is
+# written: a Python int must fit a C long long first (ValueError otherwise, whatever the
+# dtype); a bool tensor takes any number's truth; a complex number with an imaginary part
+# fits only a complex tensor, and one without is its real part; then an integer tensor
+# refuses a number outside its range, inf and NaN, and float32 / complex64 a finite number
+# beyond their range (half and bfloat16 go through double and round it to inf).  NumPy's
+# cast would wrap 300 into an int8 as 44 without a word.
+_LONG_LONG = 2 ** 63
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _number_for(value: Any, dt: np.dtype) -> Any:
+    """``value`` as torch's setitem converts it for a tensor of ``dt``, or torch's error."""
+    if type(value) is not bool and isinstance(value, int) and \
+            not -_LONG_LONG <= value < _LONG_LONG:
+        raise ValueError("Overflow when unpacking long long")
+    if dt.kind == "b":
+        return bool(value)
+    if dt.kind == "c":
+        parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
+        if dt == np.complex64 and any(math.isfinite(p) and abs(p) > _F32_MAX for p in parts):
+            raise checks.overflow_error("c10::complex<float>")
+        return value
+    if isinstance(value, complex):
+        if value.imag != 0:  # (``dt.name`` is slow: read it only on the way to an error)
+            raise checks.overflow_error(checks.C_NAMES.get(dt.name, "double")
+                                        if dt.char != "e" else "double")
+        value = value.real
+    if dt.kind in "iu" or dt.char == "f":
+        checks.check_scalar_fits(value, dt)
+    return value
 
 
 def _strip_leading_ones(value: Tensor) -> Tensor:
@@ -466,6 +533,8 @@ def _check_view_of_view(input: Tensor, last: Tensor, value: Tensor) -> None:
 
 
 def _check_no_overlap(data: np.ndarray) -> None:
+    if data.size == 0:  # no element to share a location (NumPy may give an empty dim stride 0)
+        return
     for size, stride in zip(data.shape, data.strides):
         if stride == 0 and size > 1:
             raise RuntimeError(_OVERLAP_MSG)
@@ -483,7 +552,7 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
     from .inplace import copy_, fill_
 
     value, is_number = _value_tensor(input, value)
-    steps, entries, advanced = _parse(input, index)
+    steps, entries, advanced = _parse(input, index, bounds=False)
     target = _apply_steps(input, steps)
     if steps:
         _check_view_of_view(input, target, value)
@@ -495,7 +564,7 @@ def setitem(input: Tensor, index: Any, value: Any) -> None:
 
         key = _advanced_key(target._data.ndim, advanced)
         apply_inplace(target, _index_put, _torch_indices(entries), key, value,
-                      check_dtype=not is_number)
+                      check_dtype=not is_number, check_bounds=True)
         return
     if is_number and target is input:
         fill_(input, value)
@@ -795,7 +864,14 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     d = wrap_dim(dim, data.ndim)
     n = data.shape[d] if data.ndim else 1
     flat = idx.reshape(-1)
+    if data.ndim == 0 and flat.size != 1:
+        raise RuntimeError("index_select(): Index to scalar can have only 1 value, got "
+                           f"{flat.size} value(s)")
     if flat.size and (flat.min() < 0 or flat.max() >= n):
+        if n == 0 and data.ndim > 1:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        if d == 0:  # torch's CPU kernel for dim 0 checks with a text of its own
+            raise IndexError("index out of range in self")
         bad = int(flat[(flat < 0) | (flat >= n)][0])
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
     out = np.take(data, flat, axis=d) if data.ndim else data.copy()
@@ -865,10 +941,7 @@ def _scatter_reduce_legacy(input: Tensor, dim: int, index: Tensor, src: Any, red
         with np.errstate(all="ignore"):
             ufunc.at(out, key, np.asarray(src).astype(data.dtype))
         inputs = (input,)
-    res, node = record(NotImplementedBackward, inputs, out)
-    if node is not None:
-        node.op = "scatter"
-    return res
+    return record_not_implemented("scatter", inputs, out)
 
 
 def scatter_(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
@@ -902,10 +975,16 @@ def scatter_add_(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return apply_inplace(input, scatter_add, dim, index, src)
 
 
-def _vector_index(index: Any, name: str, data: np.ndarray, dim: int) -> tuple:
-    """``(dim, indices)`` of an index_* op: a vector of in-range int64/int32 positions."""
+def _vector_index(index: Any, name: str, data: np.ndarray, dim: int,
+                  vector: bool = True) -> tuple:
+    """``(dim, indices)`` of an index_* op: a vector of in-range int64/int32 positions
+    (``vector=False``: the index as given, its rank checked by the caller)."""
     idx = _index_tensor(index)._data
     d = wrap_dim(dim, data.ndim)
+    if not vector:
+        return d, idx
+    if idx.ndim > 1 and name == "index_copy_":
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
     if idx.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: {idx.ndim} "
                          f"with type: {_dtype.from_np(idx.dtype).legacy_type[:-6]} and size: "
@@ -943,8 +1022,12 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     if src.dtype != data.dtype:
         raise RuntimeError(f"index_add_(): self ({_dtype_name(data)}) and source "
                            f"({_dtype_name(src)}) must have the same scalar type")
+    if src.ndim and d >= src.ndim or not src.ndim and d > 0:
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source "
+                           f"tensor with dim {src.ndim}")
     n_src = src.shape[d] if src.ndim else 1
     if idx.size != n_src:
+        checks.size_at(src.shape, d)  # torch's message reads source.size(dim): a 0-dim raises
         raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
                            f"source.size(dim): ({n_src}), for dim: {d}")
     if src.ndim and (src.ndim != data.ndim or any(
@@ -956,6 +1039,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {_shape_str(data.shape)} "
                            "source.shape = []")
+    if data.size == 0:  # torch's kernel has nothing to write, and reads no index
+        return INDEX_ADD.record((input, source), data.copy(),  # type: ignore[no-any-return]
+                                (dim, _index_tensor(index), alpha, src.ndim))
     _check_bounds(idx, data.shape[d] if data.ndim else 1, d)
     if data.dtype.kind in "iub":  # torch casts alpha to an integer self's dtype first
         alpha = int(alpha)
@@ -1064,14 +1150,23 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     tensor([0., 0., 2.])
     """
     data = input._data
-    d, idx = _vector_index(index, "index_fill_", data, dim)
+    d, idx = _vector_index(index, "index_fill_", data, dim, vector=False)
     if idx.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if is_tensor(value) and value._data.ndim != 0:
         raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value._data.ndim} dimension(s).")
+    if idx.ndim > 1:  # torch checks the index's rank after the value's
+        raise RuntimeError("Index has to be a vector/scalar")
+    idx = idx.reshape(-1)
     idx = _check_bounds(idx, data.shape[d] if data.ndim else 1, d, wrap_negative=True,
                         error=IndexError)
+    # torch's kernel converts the number (a 0-dim tensor's too) to the input's dtype
+    number = value._data.item() if is_tensor(value) else value
+    if isinstance(number, complex) and data.dtype.kind != "c":
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                           "supported")
+    check_scalar_fits(number, data.dtype)
     out = data.copy()
     fill = value._data if is_tensor(value) else np.asarray(value)
     with np.errstate(all="ignore"):
@@ -1249,8 +1344,9 @@ def _windows(data: np.ndarray, dimension: int, size: int, step: int) -> np.ndarr
     count = (n - size) // step + 1
     if data.ndim:
         shape = data.shape[:d] + (count,) + data.shape[d + 1:] + (size,)
-        strides = (data.strides[:d] + (data.strides[d] * step,) + data.strides[d + 1:]
-                   + (data.strides[d],))
+        # one window reads no second one: a huge step's byte stride would overflow NumPy's
+        along = data.strides[d] * step if count > 1 else data.strides[d]
+        strides = data.strides[:d] + (along,) + data.strides[d + 1:] + (data.strides[d],)
     else:
         shape, strides = (size,), (0,)
     return np.lib.stride_tricks.as_strided(data, shape, strides,

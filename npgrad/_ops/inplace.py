@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .signature import signature
+from .signature import signature, type_name
 from .. import _dtype
-from .._forward import (FW, flush as flush_tangents, has_tangent, install, new_tangent,
+from .._forward import (FW, has_tangent, install, new_tangent,
                         share_tangent, tangent_of, write_tangent)
 from .._mode import _tls, INFERENCE, RECORDING
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ from ..autograd.graph import SavedTensor
 from . import pointwise as pw
 from .checks import check_scalar_fits
 from ._core import as_array, binary_arrays, requires_grad, view_of_view_message
+from .registry import General
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MSG = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -76,8 +77,6 @@ def check_inplace(self: Tensor, mode: int, check_memory: bool = True) -> None:
     under no_grad, multi-output views), then overlapping memory.  Inference
     tensors outside inference mode are handled by ``refuses_inference_write``.
     """
-    if FW.pending:  # rules waiting to read values this write may change (npgrad._forward)
-        flush_tangents()
     if mode == RECORDING:
         base = self._base
         if base is None:
@@ -212,11 +211,21 @@ def overwrite_inplace(self: Tensor, op: Callable, *args: Any, **kwargs: Any) -> 
     return _apply_inplace(self, op, args, kwargs, False)
 
 
+def refuse_non_tensor(name: str, obj: Any) -> None:
+    """torch's parser error of the in-place function ``name`` (``F.elu(x, inplace=True)``
+    calls ``elu_``) for a first argument that is no Tensor."""
+    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
+                    f"not {type_name(obj)}")
+
+
 def _apply_inplace(self: Tensor, op: Callable, args: tuple, kwargs: dict,
                    check_memory: bool, write_where: Any = None) -> Tensor:
     # the in-place op has checked its arguments; run the out-of-place body unchecked (it may
     # take npgrad's own keywords): Note [Methods call the ops unchecked] in npgrad._tensor
     op = getattr(op, "__wrapped__", op)
+    if not isinstance(self, Tensor):
+        name = getattr(op, "name", None) or getattr(op, "__name__", "")
+        refuse_non_tensor(name.rstrip("_") + "_", self)
     if VMAP.depth:
         check_vmap_inplace(self, args, getattr(op, "__name__", "") + "_")
     mode = _tls.mode
@@ -292,6 +301,8 @@ def _fast_ufunc(self: Tensor, ufunc: Any, other: Any) -> Tensor | None:
     check_inplace(self, mode)
     data = self._data
     ad, bd = binary_arrays(self, other)
+    if not isinstance(bd, np.ndarray) and isinstance(other, Tensor):
+        return None  # a sparse operand: the out-of-place op's path (npgrad._ops.sparse)
     rt = ad.dtype if isinstance(ad, np.ndarray) else data.dtype
     _check_castable(rt, data.dtype)
     if isinstance(bd, np.ndarray) and bd.shape != data.shape:
@@ -317,7 +328,7 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-    if alpha == 1 and self._data.dtype.kind == "f":
+    if alpha == 1 and self._data.dtype.kind == "f" and not pw._is_bool(other):
         done = _fast_ufunc(self, np.subtract, other)
         if done is not None:
             return done
@@ -387,38 +398,38 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     return _apply_inplace(self, pw.masked_fill, (mask, value), {}, False, where)
 
 
-class FillBackward2(pw.UnaryNode):
-    """fill_(scalar) / zero_: the old value is overwritten, so its gradient is zero."""
+# Note [Overwriting ops are entries]
+# fill_, zero_ and copy_ replace every value of the tensor, so the old value's gradient is
+# zero and all of the gradient goes to what was written (a 0-dim ``value``, summed; ``src``,
+# summed back to its shape by the engine).  Each is an entry as any op, recorded on the
+# alias of the old value by ``overwrite_inplace`` / ``apply_inplace`` (Note [In-place ops]);
+# none saves anything (torch's nodes show no ``_saved_*``), and the tangents are torch's:
+# zeros for a number written, the written tensor's tangent otherwise.
+FILL = General(
+    "fill_(Tensor input, Scalar value)", grad_fn="FillBackward2", forward=None,
+    derivatives={"self": lambda grad: pw.zeros_like_grad(grad)},
+    tangent=lambda self_t: pw.zeros_like_grad(self_t))
+FILL_TENSOR = General(
+    "fill_(Tensor input, Tensor value)", grad_fn="FillBackward3", forward=None,
+    inputs=("self", "value"),
+    derivatives={"self": lambda grad: pw.zeros_like_grad(grad),
+                 "value": lambda grad: grad.sum()},
+    tangent=lambda self_t, value_t: value_t.expand(self_t.shape).clone())
+ZERO = General(
+    "zero_(Tensor input)", grad_fn="ZeroBackward0", forward=None,
+    derivatives={"self": lambda grad: pw.zeros_like_grad(grad)},
+    tangent=lambda self_t: pw.zeros_like_grad(self_t))
+FillBackward2, FillBackward3, ZeroBackward0 = FILL.node, FILL_TENSOR.node, ZERO.node
 
-    __slots__ = ()
 
-    def backward(self, grad: Tensor) -> tuple:
-        return pw.zeros_like_grad(grad),
-
-
-class FillBackward3(pw.BinaryNode):
-    """fill_ with a 0-dim tensor value: all of the gradient goes to the value."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return (pw.zeros_like_grad(grad) if self.next_functions[0][0] is not None else None,
-                grad.sum() if self.next_functions[1][0] is not None else None)
-
-
-class ZeroBackward0(FillBackward2):
-    __slots__ = ()
-
-
-def _filled(node_cls: Any, input: Tensor, value: Any) -> Tensor:
-    from ._core import binary, unary
-
+def _filled(entry: General, input: Tensor, value: Any) -> Tensor:
     d = input._data
     v = as_array(value)
-    out = np.full(d.shape, v.reshape(()) if isinstance(v, np.ndarray) else v).astype(d.dtype)
+    with np.errstate(invalid="ignore"):  # 2.0**63 passes torch's int64 check and wraps, as in C
+        out = np.full(d.shape, v.reshape(()) if isinstance(v, np.ndarray) else v).astype(d.dtype)
     if isinstance(value, Tensor):
-        return binary(FillBackward3, input, value, out)
-    return unary(node_cls, input, out)
+        return FILL_TENSOR.record((input, value), out)  # type: ignore[no-any-return]
+    return entry.record((input,), out)  # type: ignore[no-any-return]
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
@@ -431,43 +442,41 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 
 
 def _fill_value(input: Tensor, value: Any) -> Tensor:
-    return _filled(FillBackward2, input, value)
+    return _filled(FILL, input, value)
 
 
 def _fill_zero(input: Tensor) -> Tensor:
-    return _filled(ZeroBackward0, input, 0)
+    return _filled(ZERO, input, 0)
 
 
 def zero_(self: Tensor) -> Tensor:
     return overwrite_inplace(self, _fill_zero)
 
 
-class CopyBackwards(pw.BinaryNode):
-    """copy_: gradient goes to the source (summed if it was broadcast), none to the old value."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        return (pw.zeros_like_grad(grad) if self.next_functions[0][0] is not None else None,
-                grad if self.next_functions[1][0] is not None else None)
-
-    def name(self) -> str:
-        return "torch::autograd::CopyBackwards"
+COPY = General(
+    "copy_(Tensor input, Tensor src, bool non_blocking=False)", grad_fn="CopyBackwards",
+    forward=None, inputs=("self", "src"),
+    derivatives={"self": lambda grad: pw.zeros_like_grad(grad), "src": lambda grad: grad},
+    tangent=lambda self_t, src_t: (pw.zeros_like_grad(self_t) if src_t is None  # (an array)
+                                   else src_t.expand(self_t.shape).clone()))
+CopyBackwards = COPY.node
+# torch's CopyBackwards is a node of its own (not a generated one): its name() is qualified
+CopyBackwards.name = lambda self: "torch::autograd::CopyBackwards"  # type: ignore[method-assign]
 
 
 def _copied(input: Tensor, src: Any) -> Tensor:
-    from ._core import binary
-
     d = input._data
     s = as_array(src)
     try:
         out = np.array(np.broadcast_to(s, d.shape), dtype=d.dtype)
     except ValueError:
         from ._shape_util import broadcast_shapes
+        from .checks import check_output_shape
 
-        broadcast_shapes(d.shape, np.shape(s))
+        check_output_shape(broadcast_shapes(d.shape, np.shape(s)), d.shape)  # torch's texts
         raise
-    return binary(CopyBackwards, input, src, out)
+    return COPY.record((input, src if isinstance(src, Tensor) else None),  # type: ignore[no-any-return]
+                       out)
 
 
 def copy_(self: Tensor, src: Any) -> Tensor:
@@ -485,8 +494,12 @@ def copy_(self: Tensor, src: Any) -> Tensor:
             np.copyto(self._data, np.broadcast_to(s, self._data.shape), casting="unsafe")
         except ValueError:
             from ._shape_util import broadcast_shapes
+            from .checks import check_output_shape
 
-            broadcast_shapes(self._data.shape, np.shape(s))
+            # torch's two refusals: shapes that do not broadcast, or a broadcast shape
+            # other than the destination's
+            check_output_shape(broadcast_shapes(self._data.shape, np.shape(s)),
+                               self._data.shape)
             raise
         bump_version(self)
         return self
@@ -522,7 +535,10 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = N
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={float(a):g} > to={float(b):g}")
     flat = _sampling.uniform(get_generator(generator), self._data.size, dt, float(a), float(b))
-    return _random_fill(self, _sampling.from_fill_order(flat, self._data))
+    from .. import _creation  # the samplers' entries (Note [Sampling and autograd] there)
+
+    return _creation.sample_inplace(self, _sampling.from_fill_order(flat, self._data),
+                                    _creation.UNIFORM_)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -536,28 +552,22 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
     data = self._data
     flat = _sampling.normal(get_generator(generator), data.size, dt, float(mean), float(std),
                             contiguous=bool(data.flags.c_contiguous))
-    return _random_fill(self, _sampling.from_fill_order(flat, data))
+    from .. import _creation
+
+    return _creation.sample_inplace(self, _sampling.from_fill_order(flat, data),
+                                    _creation.NORMAL_)
 
 
-def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
+def random_fill(self: Tensor, values: np.ndarray) -> Tensor:
+    """Write a sampler's ``values`` into ``self`` when nothing is recorded (the samplers'
+    ``sample_inplace`` in npgrad/_creation.py records the others)."""
     mode = _tls.mode
     if refuses_inference_write(self, mode):
         np.copyto(self._data, values, casting="unsafe")
         raise RuntimeError(INFERENCE_INPLACE_MSG)
     check_inplace(self, mode)
-    if mode == RECORDING and self._requires_grad:
-        return _recorded_fill(self, values)
     np.copyto(self._data, values, casting="unsafe")
     bump_version(self)
-    if FW.active and has_tangent(self):  # random values do not depend on anything: zero tangent
-        write_tangent(self, None)
     return self
 
 
-def _recorded_fill(self: Tensor, values: np.ndarray) -> Tensor:
-    def fill_with(x: Tensor) -> Tensor:
-        res = _filled(FillBackward2, x, 0)
-        res._data[...] = values
-        return res
-
-    return apply_inplace(self, fill_with)

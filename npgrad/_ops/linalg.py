@@ -55,7 +55,7 @@ Note [Where npgrad's linalg differs from torch]
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import numpy as np
 
@@ -70,6 +70,7 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
 from .._tensor_base import wrap
 from ..autograd.forward_rules import transposed_backward_jvp
 from ..autograd.graph import edge_of
+from .checks import forward_ad_missing
 from .matmul import matmul
 from .registry import General, conjugate_of
 
@@ -405,7 +406,10 @@ def _slogdet(fn: str, A: Tensor, rtype: type) -> Any:
     _check_square(fn, data)
     _check_float(fn, data)
     _check_low_precision(fn, data)
-    sign, logabs = np.linalg.slogdet(data)
+    with np.errstate(all="ignore"):  # NaN input: torch is silent
+        sign, logabs = np.linalg.slogdet(data)
+    # torch's sign is the product of its LU diagonal's signs, and a NaN's sign is 0 there
+    sign = np.where(np.isnan(logabs), 0, sign)
     s, la = SLOGDET.record((A,), (np.asarray(sign, data.dtype),
                                   np.asarray(logabs, _real_dtype(data.dtype))))
     return rtype(s, la)
@@ -422,11 +426,28 @@ def slogdet(A: Tensor) -> Any:
     return _slogdet("linalg.slogdet", A, linalg_slogdet)
 
 
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _torch_name(name: str) -> Callable[[_F], _F]:
+    """Name the torch-level twin of a linalg function (``torch_slogdet``) as torch does, so
+    that vmap finds its batching rule by that name (Note [Batched values] in
+    npgrad.func._batched)."""
+    def rename(fn: _F) -> _F:
+        fn.__name__ = name
+        return fn
+    return rename
+
+
+@signature("slogdet(Tensor input, *, TensorList[2] out=None)")
+@_torch_name("slogdet")
 def torch_slogdet(input: Tensor) -> Any:
     """``torch.slogdet``: as ``linalg.slogdet``, returned as ``torch.return_types.slogdet``."""
     return _slogdet("linalg.slogdet", input, slogdet_type)
 
 
+@signature("logdet(Tensor input)")
 def logdet(input: Tensor) -> Tensor:
     """``log(det(input))``: NaN for a negative determinant (grad_fn ``WhereBackward0``); for a
     complex input ``log(sign) + logabsdet`` (``AddBackward0``).
@@ -511,6 +532,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
                            f"of type {_scalar(a.dtype)} and B of type {_scalar(b.dtype)} instead")
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     bm = b[..., None] if vector else b
+    _check_matrix("linalg.solve", bm, "B")  # a 0-dim B is no vector either
     n = a.shape[-1]
     k = bm.shape[-2] if left else bm.shape[-1]
     if k != n:
@@ -608,16 +630,27 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError("linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {eq} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
-    rt = _dtype.result_type_np((a, b))
-    if np.dtype(rt).kind not in "fc":
+    # the result has A's dtype, B cast to it (torch's kernel is chosen by A's dtype alone)
+    rt = a.dtype
+    if rt.kind not in "fc" or rt.itemsize == 2:
         raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for "
-                                  f"'{_scalar(np.dtype(rt))}'")
+                                  f"'{_scalar(rt)}'")
+    if b.dtype.kind == "c" and rt.kind != "c":
+        import warnings
+
+        from .shape import COMPLEX_TO_REAL_WARNING
+        warnings.warn(COMPLEX_TO_REAL_WARNING, UserWarning, stacklevel=3)
+        b = b.real
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    t = np.broadcast_to(_triangle(a.astype(rt), upper, unitriangular), batch + a.shape[-2:])
+    t = np.broadcast_to(_triangle(a, upper, unitriangular), batch + a.shape[-2:])
     bb = np.broadcast_to(b.astype(rt), batch + b.shape[-2:])
     with np.errstate(all="ignore"):
         try:
-            if left:
+            if not (np.isfinite(t).all() and np.isfinite(bb).all()):
+                # a NaN or inf reaches only the rows substitution carries it to, as in
+                # LAPACK's trtrs; a general solve's LU would spread it over all of X
+                x = _substitute(t, bb, upper, left)
+            elif left:
                 x = np.linalg.solve(t, bb)
             else:
                 x = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(bb, -1, -2)),
@@ -638,7 +671,8 @@ def _substitute(t: np.ndarray, b: np.ndarray, upper: bool, left: bool) -> np.nda
     x = np.zeros(b.shape, dtype=b.dtype)
     order = range(n - 1, -1, -1) if upper else range(n)
     for i in order:
-        acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+        done = slice(i + 1, n) if upper else slice(0, i)  # the unknowns already solved
+        acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, done], x[..., done, :])
         x[..., i, :] = acc / t[..., i, i][..., None]
     return x
 
@@ -676,6 +710,7 @@ CHOLESKY_SOLVE = General(
 CholeskySolveBackward0 = CHOLESKY_SOLVE.node
 
 
+@signature("cholesky_solve(Tensor input, Tensor input2, bool upper=False, *, Tensor out=None)")
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """Solve ``A X = input`` given the Cholesky factor ``input2`` of ``A`` (lower, or upper
     with ``upper=True``) (grad_fn ``CholeskySolveBackward0``).
@@ -781,20 +816,16 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     return _cholesky(CHOLESKY_EX, A, upper)
 
 
-def _cholesky(entry: General, A: Tensor, upper: bool) -> Tensor:
+def _cholesky(entry: General, A: Tensor, upper: bool, fn: str = "linalg.cholesky") -> Tensor:
     data = A._data
-    low = _cholesky_array("linalg.cholesky", data)
+    low = _cholesky_array(fn, data)
     out_arr = np.swapaxes(low, -1, -2).conj() if upper else low
     res: Tensor = entry.record((A,), np.ascontiguousarray(out_arr, dtype=data.dtype), (upper,))
     return res
 
 
 def _no_cholesky_tangent(self_t: Tensor) -> Tensor:
-    raise NotImplementedError(
-        "Trying to use forward AD with cholesky that does not support it because it has not "
-        "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch"
-        "/pytorch/issues/new?template=feature-request.yml so that we can prioritize its "
-        "implementation or submit a PR adding the implementation to derivatives.yaml")
+    raise forward_ad_missing("cholesky")
 
 
 # The deprecated ``torch.cholesky``'s node: the same rule, and (as torch's) no forward mode
@@ -814,16 +845,23 @@ _CHOLESKY_DEPRECATED = (
     "all valid (symmetric positive definite) inputs.")
 
 
+@signature("cholesky(Tensor input, bool upper=False, *, Tensor out=None)")
+@_torch_name("cholesky")
 def torch_cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """The deprecated ``torch.cholesky`` (warns as torch does; grad_fn ``CholeskyBackward0``)."""
     import warnings
 
-    warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
+    warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=3)  # past the signature check
     data = input._data
-    _check_square("linalg.cholesky", data)
-    _check_float("linalg.cholesky", data)
-    _check_low_precision("linalg.cholesky", data, "cholesky_cpu")
-    return _cholesky(CHOLESKY, input, upper)
+    # torch's legacy kernel returns an empty input's empty result before any check, then
+    # names itself "cholesky" and dispatches on the dtype (no half, no integers)
+    if data.size == 0:
+        return CHOLESKY.record((input,), np.zeros(data.shape, data.dtype),  # type: ignore[no-any-return]
+                               (upper,))
+    _check_square("cholesky", data)
+    if data.dtype.kind not in "fc" or data.dtype == np.float16:
+        raise NotImplementedError(f"\"cholesky_cpu\" not implemented for '{_scalar(data.dtype)}'")
+    return _cholesky(CHOLESKY, input, upper, "cholesky")
 
 
 # -- qr ----------------------------------------------------------------------------------------
@@ -836,18 +874,34 @@ _QR_WIDE_MSG = ("The QR decomposition is not differentiable when mode='complete'
 
 
 def _qr_grad(grads: tuple, Q: Tensor, R: Tensor, mode: str) -> Tensor:
-    """Outputs (Q, R), m >= n: ``M = R gR^H - gQ^H Q``, ``gA = (gQ + Q copyltu(M)) R^-H``, where
-    ``copyltu(M)`` mirrors M's strict lower triangle and keeps the real part of its diagonal
-    (Note [Complex decompositions])."""
+    """Outputs (Q, R).  For m >= n, ``M = R gR^H - gQ^H Q``, ``gA = (gQ + Q copyltu(M)) R^-H``,
+    where ``copyltu(M)`` mirrors M's strict lower triangle and keeps the real part of its
+    diagonal (Note [Complex decompositions]).  A wide A (m < n) splits as ``[X | Y]`` with
+    ``R = [U | V]``: ``X = Q U`` is a square QR, and ``Y = Q V`` only moves ``V = Q^H Y``, so
+    ``gY = Q gV`` and X's rule sees ``gQ + Y gV^H``."""
     grad_q, grad_r = grads
     if mode == "r":
         raise RuntimeError(_QR_R_MSG)
     m, n = Q._data.shape[-2], R._data.shape[-1]
     if mode == "complete" and m > n:
         raise RuntimeError(_QR_WIDE_MSG)
-    if m < n:
-        raise NotImplementedError("npgrad: the derivative of linalg.qr for wide matrices "
-                                  "(nrows < ncols) is not implemented")
+    if m >= n:
+        return _qr_square_grad(grad_q, grad_r, Q, R)
+    from .shape import cat
+
+    U, V = R[..., :m], R[..., m:]
+    grad_u = grad_v = None
+    if grad_r is not None:
+        grad_u, grad_v = grad_r[..., :m], grad_r[..., m:]
+        y_part = matmul(matmul(Q, V), grad_v.mH)  # Y gV^H, with Y = Q V
+        grad_q = y_part if grad_q is None else grad_q + y_part
+    grad_x = _qr_square_grad(grad_q, grad_u, Q, U)
+    grad_y = matmul(Q, grad_v) if grad_v is not None else Q.new_zeros(V.shape)
+    return cat([grad_x, grad_y], -1)
+
+
+def _qr_square_grad(grad_q: Any, grad_r: Any, Q: Tensor, R: Tensor) -> Tensor:
+    """The m >= n rule of ``_qr_grad``."""
     msym: Any = None
     if grad_r is not None:
         msym = matmul(R, grad_r.mH)
@@ -945,14 +999,24 @@ def _check_uplo(uplo: str) -> None:
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
 
 
-def _eigh(A: Tensor, UPLO: str) -> tuple:
+def _eigh(A: Tensor, UPLO: str, vectors: bool = True) -> tuple:
     data = A._data
     _check_uplo(UPLO)
     _check_square("linalg.eigh", data)
     if data.dtype.kind not in "fc" or data.dtype == np.float16:
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for "
                                   f"'{_scalar(data.dtype)}'")
-    lam, v = np.linalg.eigh(data, UPLO=UPLO.upper())
+    try:
+        lam, v = np.linalg.eigh(data, UPLO=UPLO.upper())
+    except np.linalg.LinAlgError:  # (a NaN or inf input) torch's error, not NumPy's
+        i = _first_failing(data, lambda m: not np.isfinite(m).all())[0]
+        # LAPACK's info, as torch reports it for a NaN input of n x n: n - 1 computing
+        # the vectors, n - 2 for the values alone (smaller matrices do not fail)
+        code = data.shape[-1] - (1 if vectors else 2)
+        raise _LinAlgError(
+            f"linalg.eigh: {_batch_prefix(data, i)}The algorithm failed to converge because "
+            "the input matrix is ill-conditioned or has too many repeated eigenvalues "
+            f"(error code: {code}).") from None
     outs: tuple = EIGH.record((A,), (_c(lam.astype(_real_dtype(data.dtype))),
                                      _c(v.astype(data.dtype))))
     return outs
@@ -978,7 +1042,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     >>> npgrad.linalg.eigvalsh(npgrad.tensor([[2., 1.], [1., 2.]]))
     tensor([1., 3.])
     """
-    values: Tensor = _eigh(A, UPLO)[0]
+    values: Tensor = _eigh(A, UPLO, vectors=False)[0]
     return values
 
 
@@ -1129,6 +1193,9 @@ _QR_DEPRECATED = (
     "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
 
 
+@signature("svd(Tensor input, bool some=True, bool compute_uv=True, *, "
+           "TensorList[3] out=None)")
+@_torch_name("svd")
 def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
     """The older ``torch.svd``: ``(U, S, V)`` with ``V = Vh^H``; without ``compute_uv``, U and
     V are zeros of shape (m, m) and (n, n).
@@ -1148,12 +1215,14 @@ def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
     return svd_type(u, s, vh.mH)
 
 
+@signature("qr(Tensor input, bool some=True, *, TensorList[2] out=None)")
+@_torch_name("qr")
 def torch_qr(input: Tensor, some: bool = True) -> Any:
     """The deprecated ``torch.qr`` (warns as torch does): ``linalg.qr`` in mode 'reduced' or
     'complete'."""
     import warnings
 
-    warnings.warn(_QR_DEPRECATED, UserWarning, stacklevel=2)
+    warnings.warn(_QR_DEPRECATED, UserWarning, stacklevel=3)  # past the signature check
     return qr_type(*qr(input, "reduced" if some else "complete"))
 
 
@@ -1220,6 +1289,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     return res
 
 
+@signature("pinverse(Tensor input, double rcond=1e-15)")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: ``linalg.pinv`` with ``rtol=rcond``."""
     return pinv(input, rtol=rcond)
@@ -1323,6 +1393,19 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any
 
 # -- norms -------------------------------------------------------------------------------------
 
+def _norm_amax(x: Tensor, dim: int, keepdim: bool = False) -> Tensor:
+    """``amax`` of non-negative values; over an empty dim torch's matrix norms give zeros (a
+    new tensor, outside the graph) where amax itself refuses."""
+    from .reduction import amax
+
+    shape = x._data.shape
+    if shape[dim] != 0:
+        return amax(x, dim, keepdim=keepdim)  # type: ignore[no-any-return]
+    d = dim % len(shape)
+    out = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1:]
+    return wrap(np.zeros(out, x._data.dtype), 0)
+
+
 @signature("linalg_matrix_norm(Tensor input, Scalar ord, IntArrayRef dim={-2,-1}, "
            "bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None)",
            'linalg_matrix_norm(Tensor input, c10::string_view ord="fro", '
@@ -1339,7 +1422,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
     """
     from .arrange import movedim
     from .pointwise import abs as abs_
-    from .reduction import amax, amin, sum as sum_, vector_norm
+    from .reduction import amin, sum as sum_, vector_norm
     from ._shape_util import wrap_dim
 
     data = A._data
@@ -1348,6 +1431,9 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
         A = A.to(dtype)
         data = A._data
     _check_float("linalg.matrix_norm", data)
+    if ord not in ("fro", "nuc") if isinstance(ord, str) else \
+            ord not in (1, -1, 2, -2, float("inf"), float("-inf")):  # torch checks it first
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     dim = tuple(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
@@ -1355,23 +1441,18 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
     d0, d1 = (wrap_dim(int(d), data.ndim) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
-    if isinstance(ord, str):
-        if ord == "fro":
-            return vector_norm(A, 2, (d0, d1), keepdim)
-        if ord != "nuc":
-            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    elif ord not in (1, -1, 2, -2, float("inf"), float("-inf")):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
         _check_low_precision("linalg.matrix_norm", data)
         moved = movedim(A, (d0, d1), (-2, -1))
         s = svdvals(moved)
-        reduce = sum_ if ord == "nuc" else (amax if ord == 2 else amin)
+        reduce = sum_ if ord == "nuc" else (_norm_amax if ord == 2 else amin)
         res = reduce(s, -1, keepdim=keepdim)
         if keepdim:  # torch puts the two kept dims back where they were
             res = movedim(_unsq(res, -1), (-2, -1), (d0, d1))
         return res
-    pick = amax if ord > 0 else amin
+    pick = _norm_amax if ord > 0 else amin
     summed, other = (d0, d1) if abs(ord) == 1 else (d1, d0)
     if not keepdim and other > summed:
         other -= 1
@@ -1398,6 +1479,10 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     norm_types = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
     if p is not None and (p not in norm_types or isinstance(p, bool)):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if data.size == 0 and not isinstance(p, str):
+        # torch's zeros for empty input (0 for a 0x0 matrix), no graph; its string norms
+        # check squareness first and keep the input's dtype (below)
+        return wrap(np.zeros(data.shape[:-2], data.real.dtype), _tls.mode)
     if p is None or (not isinstance(p, str) and abs(p) == 2):
         sv = svdvals(A)
         s_max, s_min = narrow(sv, -1, 0, 1), narrow(sv, -1, sv._data.shape[-1] - 1, 1)
@@ -1409,7 +1494,11 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
                                              "-inf" if abs(p) == float("inf") else int(p))
         raise RuntimeError(f"linalg.cond(ord={name}): A must be batches of square matrices, but "
                            f"they are {data.shape[-2]} by {data.shape[-1]} matrices")
+    if data.size == 0:
+        return wrap(np.zeros(data.shape[:-2], data.dtype), _tls.mode)
     _check_float("linalg.inv", data)
+    # torch's nuclear norm of A (an SVD) comes before the inverse and speaks first
+    _check_low_precision("linalg.inv", data, "linalg_svd_cpu" if p == "nuc" else None)
     try:  # the common case, no singular matrix, found at LAPACK's speed
         np.linalg.inv(data)
         singular = np.zeros(data.shape[:-2], bool)
@@ -1486,6 +1575,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         n = -n
     if n == 1:
         return clone(A)
+    if n == 3:  # torch's own case (its rounding): (A A) A, not A (A A)
+        return matmul(matmul(A, A), A)
     # binary powering, as torch: result = product of the squarings of the set bits
     result = None
     z = A
@@ -1518,7 +1609,7 @@ def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None,
     if data.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
-    if data.dtype.kind != "f" or data.dtype == np.float16:
+    if data.dtype.kind not in "fc" or data.dtype == np.float16:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if hermitian:
         s = np.sort(np.abs(np.linalg.eigvalsh(data)), axis=-1)[..., ::-1]
@@ -1568,12 +1659,45 @@ def multi_dot(tensors: Any) -> Tensor:
             s1, s2 = (", ".join(map(str, t._data.shape)) for t in (ts[i], ts[i + 1]))
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes [{s1}] and "
                                f"[{s2}] cannot be multiplied")
-    res = mats[0]
-    for m in mats[1:]:
-        res = matmul(res, m)
+    res = _chain_product(mats)
     shape = ((first.shape[0],) if first.ndim == 2 else ()) + \
         ((last.shape[1],) if last.ndim == 2 else ())
     return view(res, shape)
+
+
+# Note [multi_dot's order]
+# torch multiplies a chain in its cheapest order (which decides where a NaN or inf spreads,
+# and the rounding): three matrices (a x b)(b x c)(c x d) as (AB)C unless its cost
+# ``a*c*(b+d)`` exceeds A(BC)'s ``b*d*(a+c)``; longer chains by the classic dynamic program
+# over split points (the first of equally cheap splits), multiplied recursively.
+def _chain_product(mats: list) -> Tensor:
+    n = len(mats)
+    if n == 2:
+        return matmul(mats[0], mats[1])
+    if n == 3:
+        a, b = mats[0]._data.shape
+        c, d = mats[2]._data.shape
+        if a * c * (b + d) > b * d * (a + c):
+            return matmul(mats[0], matmul(mats[1], mats[2]))
+        return matmul(matmul(mats[0], mats[1]), mats[2])
+    p = [m._data.shape[0] for m in mats] + [mats[-1]._data.shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = -1
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] < 0 or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+
+    def product(i: int, j: int) -> Tensor:
+        if i == j:
+            return mats[i]  # type: ignore[no-any-return]
+        return matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+
+    return product(0, n - 1)
 
 
 @signature("linalg_vecdot(Tensor x, Tensor y, *, int64_t dim=-1, Tensor out=None)")

@@ -25,7 +25,8 @@ from ._shape_util import broadcast_shapes
 from .pointwise import masked_fill, scalar_div
 from .registry import General
 from .signature import batchable, checker
-from .reduction import log_softmax, sum as sum_
+from .reduction import sum as sum_
+from .softmax import log_softmax
 from .shape import reshape, view
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -250,6 +251,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     _MSE(x, y, enum)
     a, b = x._data, y._data
     dt = _dtype.result_type_np((a, b))
+    checks.not_implemented_for("mse_cpu", dt, "c")  # no complex kernel in torch
     sq = np.square(a.astype(dt, copy=False) - b.astype(dt, copy=False))
     return MSE_LOSS.record((x, y), _reduce_np(sq, _ENUM_NAMES[enum]), (enum,))
 
@@ -308,6 +310,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     a, b = x._data, y._data
     dt = _dtype.result_type_np((a, b))
+    checks.not_implemented_for("smooth_l1_cpu", dt, "c")  # no complex kernel in torch
     d = np.abs(a.astype(dt, copy=False) - b.astype(dt, copy=False))
     loss = np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).astype(d.dtype, copy=False)
     return SMOOTH_L1_LOSS.record((x, y), _reduce_np(loss, _ENUM_NAMES[enum]), (enum, beta))
@@ -356,6 +359,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     # result is cast to input's, which an integral or bool input cannot hold
     dt = _dtype.result_type_np((a, b))
     checks.check_castable(dt, a.dtype)
+    checks.not_implemented_for("huber_cpu", dt, "c")  # no complex kernel in torch
     d = np.abs(a.astype(dt, copy=False) - b.astype(dt, copy=False))
     loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).astype(a.dtype,
                                                                              copy=False)
@@ -769,7 +773,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     x = input._data
     class_dim = 0 if x.ndim == 1 else 1
-    if x.ndim == 0:  # torch wraps dim 1 as for a 1-d tensor
+    if x.ndim == 0:
+        if target._data.ndim == 0:  # torch's class-probability path: the dtype, then size(1)
+            if target._data.dtype.kind != "f":
+                raise RuntimeError("Expected floating point type for target with class "
+                                   "probabilities, got "
+                                   f"{_dtype.from_np(target._data.dtype).scalar_name}")
+            raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+        # torch wraps dim 1 as for a 1-d tensor
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     classes = x.shape[class_dim]
     logp = log_softmax(input, class_dim)
@@ -899,7 +910,10 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     _HINGE(input, target, margin, enum)
     reduction = _ENUM_NAMES[enum]
     zeros = wrap(np.zeros_like(input._data), 0)
-    output_margin = where(target != 1, clamp_min(margin - input, 0), zeros)
+    # torch's ``margin - input`` is a fill of the input's dtype, then a subtraction: an
+    # integer input keeps its dtype, the margin truncated (a half one rounds it)
+    filled = wrap(np.full_like(input._data, margin), 0)
+    output_margin = where(target != 1, clamp_min(filled - input, 0), zeros)
     output_self = where(target != -1, input, zeros)
     return _reduce(output_margin + output_self, reduction)
 
@@ -1012,7 +1026,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     tensor(0.)
     """
     from .pointwise import clamp_min, minimum
-    from .reduction import pairwise_distance
+    from .distance import pairwise_distance
 
     enum = _enum_of(size_average, reduce, reduction)
     if margin <= 0:

@@ -133,9 +133,10 @@ def _check_bmm(s1: tuple, s2: tuple, d1: np.dtype, d2: np.dtype, kernel: str = "
     if s2[0] != s1[0] or s2[1] != s1[2]:
         raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}].")
+    # torch dispatches the kernel on batch1's dtype before comparing it with batch2's
+    _not_implemented_for_bool(kernel, d1)
     if d1 != d2:
         raise RuntimeError(f"expected scalar type {_scalar(d1)} but found {_scalar(d2)}")
-    _not_implemented_for_bool(kernel, d1)
 
 
 def _matmul_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -223,6 +224,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     tensor([6., 6.])
     """
     a, b = input._data, vec._data
+    checks.size_at(a.shape, 0)  # torch sizes its result by the matrix's rows first
     _check_mv(a.shape, b.shape, a.dtype, b.dtype)
     out: Tensor = MV.record((input, vec), _matmul_np(a, b))
     return out
@@ -441,6 +443,8 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
         raise RuntimeError("addmv input tensors must have the same dtype, but got "
                            f"{_scalar(s.dtype)}, {_scalar(m.dtype)}, and {_scalar(v.dtype)}")
     _not_implemented_for_bool("addmv_impl_cpu", m.dtype)
+    if m.size == 0 and beta != 0:  # torch returns ``beta * input``, input-shaped, unbroadcast
+        return _add_product(ADDMV, input, mat, vec, np.zeros(s.shape, m.dtype), beta, alpha)
     return _add_product(ADDMV, input, mat, vec, np.matmul(m, v), beta, alpha)
 
 
@@ -472,7 +476,14 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     for name, v in (("vec1", vec1), ("vec2", vec2)):
         if v._data.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._data.ndim}-D")
-    return _add_product(ADDR, input, vec1, vec2, np.outer(vec1._data, vec2._data), beta, alpha)
+    # the result has the three tensors' promoted dtype, torch's (a 0-dim input counts as
+    # much as the vectors), not NumPy's (int64 with float32 is float64 there)
+    dt = _dtype.from_np(input._data.dtype)
+    for v in (vec1, vec2):
+        dt = _dtype.promote_types(dt, _dtype.from_np(v._data.dtype))
+    prod = np.outer(vec1._data.astype(dt.np_dtype, copy=False),
+                    vec2._data.astype(dt.np_dtype, copy=False))
+    return _add_product(ADDR, input, vec1, vec2, prod, beta, alpha)
 
 
 ADDR = General(

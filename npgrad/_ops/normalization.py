@@ -260,12 +260,21 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         mu = running_mean._data.astype(acc).reshape(param_shape)
         var = running_var._data.astype(acc).reshape(param_shape)
     invstd = 1.0 / np.sqrt(var + eps)
-    out = (x - mu) * invstd
-    if weight is not None:
-        out = out * weight._data.reshape(param_shape)
-    if bias is not None:
-        out = out + bias._data.reshape(param_shape)
-    out = np.ascontiguousarray(out, dtype=x.dtype)
+    if (training or running_mean is None) and x.dtype.itemsize == 2 and all(
+            t is None or t._data.dtype == x.dtype for t in (weight, bias)):
+        # a half-precision input without float32 parameters: torch's kernel keeps the batch
+        # mean and 1/std in the input's dtype and normalises with those rounded values
+        mu = mu.astype(x.dtype).astype(acc)
+        invstd = invstd.astype(x.dtype).astype(acc)
+    # torch's kernel folds the statistics into the affine, ``x * alpha + beta`` with
+    # ``alpha = invstd * weight`` and ``beta = bias - mean * alpha``: the same values, but an
+    # inf or NaN weight or bias gives torch's NaNs (inf - inf), not ``(x - mean) * inf``
+    alpha = invstd if weight is None else invstd * weight._data.reshape(param_shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        beta = -mu * alpha
+        if bias is not None:
+            beta = beta + bias._data.reshape(param_shape)
+        out = np.ascontiguousarray(x * alpha + beta, dtype=x.dtype)
     if training:  # torch's result1 / result2: the batch's mean and 1/std, none in eval mode
         batch_stats = (mu.reshape(c).astype(x.dtype), invstd.reshape(c).astype(x.dtype))
     else:
@@ -312,16 +321,21 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
         (input, weight, bias), (out, *moments), (shape, eps, axes, param_shape))[0]
 
 
-# -- group and instance norm: composites over layer_norm ----------------------------------
+# -- group and instance norm: composites over layer_norm and batch_norm --------------------
 #
 # Note [Group and instance norm as composites]
 # Both normalise each sample over a block of its elements: group norm over the
 # channels of one group and all spatial positions, instance norm over the spatial
-# positions of one channel.  Viewed as ``(N, blocks, block_size)`` that is a
-# layer norm over the last dim, so they reuse NativeLayerNormBackward0 (values,
-# gradients, double backward and tangents included) and add the per-channel
-# affine with ordinary ops.  The output's grad_fn is therefore not torch's
-# NativeGroupNormBackward0 (group norm) but an AddBackward0/MulBackward0/ViewBackward0.
+# positions of one channel.  Group norm views the input as ``(N, groups, block_size)``,
+# a layer norm over the last dim, so it reuses NativeLayerNormBackward0 (values,
+# gradients, double backward and tangents included) and adds the per-channel
+# affine with ordinary ops (in float32 for a half-precision input, rounded once to
+# the input's dtype, as torch's kernel).  Its
+# grad_fn is therefore not torch's NativeGroupNormBackward0 but an
+# AddBackward0/MulBackward0/ViewBackward0.  Instance norm is what torch computes: a
+# training-mode batch norm of the ``(1, N*C, ...)`` view with the parameters repeated
+# ``N`` times, viewed back (ViewBackward0), so it has batch norm's dtype rules and its
+# rounding of half-precision statistics.
 
 def _channel_affine(out: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     from .shape import reshape
@@ -357,10 +371,25 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                                f"channels in input, but got {name} of shape "
                                f"[{', '.join(map(str, shown))}] and input of shape "
                                f"[{', '.join(map(str, x.shape))}]")
+    params = [t._data.dtype for t in (weight, bias) if t is not None]
+    mixed = bool(params) and params[0] != x.dtype
+    if mixed:  # torch's mixed-type rule (as batch norm's): float32 parameters, half input
+        if any(d != np.float32 for d in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if x.dtype.itemsize != 2 or x.dtype.kind not in "fV":
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    checks.not_implemented_for("GroupNormKernelImpl", x.dtype, "biu")
     block = (c // num_groups) * math.prod(x.shape[2:])
     flat = reshape(input, (n, num_groups, block))
+    if x.dtype.itemsize == 2:  # half precision: float32 work, rounded once, as torch's kernel
+        out = reshape(layer_norm(flat.float(), (block,), None, None, eps), x.shape)
+        return _channel_affine(out, weight, bias).to(input.dtype)
     out = reshape(layer_norm(flat, (block,), None, None, eps), x.shape)
     return _channel_affine(out, weight, bias)
+
+
+def _repeated(param: Tensor | None, n: int) -> Tensor | None:
+    return None if param is None else param.repeat(n)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,
@@ -382,8 +411,11 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         if spatial == 1:
             raise ValueError("Expected more than 1 spatial element when training, got input "
                              f"size {_size(x.shape)}")
-        flat = reshape(input, (n, c, spatial))
-        out = reshape(layer_norm(flat, (spatial,), None, None, eps), x.shape)
+        # torch's: a batch norm in training of the (1, N*C, ...) view, the affine parameters
+        # repeated per sample (its dtype checks, half-precision rounding and mixed types)
+        flat = reshape(input, (1, n * c) + x.shape[2:])
+        out = reshape(batch_norm(flat, None, None, _repeated(weight, n), _repeated(bias, n),
+                                 True, momentum, eps), x.shape)
         if running_mean is not None:
             xs = x.reshape(n, c, spatial).astype(np.float64)
             mu = xs.mean(axis=2).mean(axis=0)
@@ -394,5 +426,5 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
             np.copyto(rv, (1 - momentum) * rv + momentum * var, casting="unsafe")
             bump_version(running_mean)
             bump_version(running_var)
-        return _channel_affine(out, weight, bias)
+        return out
     return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)

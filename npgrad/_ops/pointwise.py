@@ -12,18 +12,15 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .. import _bfloat16, _dtype
+from .. import _dtype
 from .._mode import _tls
-from .._forward import FW, tangent_of
 if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
-from ..autograd.forward_rules import elementwise_jvp
-from ._core import (BinaryNode, Node, NotImplementedBackward, SavedTensor, UnaryNode, as_array,
-                    binary_arrays, binary_compute, check_int_scalar, is_tensor,
-                    node_of, record, saved, unary, zero_where)
+from ._core import (as_array, binary_arrays, binary_compute, check_int_scalar, is_tensor,
+                    record_not_implemented, zero_where)
 from ._shape_util import broadcast_shapes
 from .checks import C_NAMES, check_scalar_fits, not_implemented_for, overflow_error
 from .registry import General, Pointwise, PointwiseBinary, conjugate_of
@@ -31,33 +28,6 @@ from .signature import signature
 
 _float_np = _dtype.float_result_np
 ndarray = np.ndarray
-
-
-class PointwiseNode(UnaryNode):
-    """A one-input elementwise op: its Jacobian is diagonal (see ``elementwise_jvp``)."""
-
-    __slots__ = ()
-    jvp = elementwise_jvp
-
-
-class PointwiseBinaryNode(BinaryNode):
-    """A two-input elementwise op (broadcasting): both Jacobians are diagonal."""
-
-    __slots__ = ()
-    jvp = elementwise_jvp
-
-
-def _float_data(x: Tensor) -> np.ndarray:
-    """Input of a floating-only op (exp, sqrt, ...): ints become the default float dtype."""
-    d = x._data
-    return d if d.dtype.kind in "fV" else d.astype(_dtype.get_default_dtype().np_dtype)
-
-
-def _unary_float(cls: Any, ufunc: Any, x: Tensor) -> Tensor:
-    with np.errstate(all="ignore"):
-        if x._data.dtype.kind == "V":  # bfloat16: computed in float32, rounded once
-            return unary(cls, x, _bfloat16.in_float32(ufunc, x._data))
-        return unary(cls, x, ufunc(_float_data(x)))
 
 
 # -- add / sub / rsub: entries of the op registry (Note [An op is an entry]) -----------------
@@ -124,7 +94,8 @@ ADD = PointwiseBinary(
 AddBackward0 = ADD.node
 
 
-@signature("add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)")
+@signature("add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",
+           "add(Tensor input, Scalar alpha, Tensor other, *, Tensor out=None)|deprecated")
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other`` (grad_fn ``AddBackward0``).
 
@@ -138,6 +109,22 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return ADD(input, other, alpha)
 
 
+def _add_scalar_forward(d: np.ndarray, other: Any, alpha: Any) -> np.ndarray:
+    ad, bd = binary_arrays(d, other)
+    return binary_compute(np.add, ad, _scaled(bd, alpha, ad))
+
+
+# torch's ``add.Scalar`` overload: what ATen's own compositions record when they add a
+# C++ number (``pairwise_distance``'s ``+ eps``); a Python ``x + 1.0`` is ``add.Tensor``
+# with a wrapped number, AddBackward0.  Its node keeps nothing.
+ADD_SCALAR = Pointwise(
+    "add(Tensor input, Scalar other, Scalar alpha=1)", grad_fn="AddBackward1",
+    forward=_add_scalar_forward, params=("other", "alpha"), keeps=(),
+    floating=False, own_bfloat16=True, warns=False, saves="",
+    derivative=lambda grad: grad,
+    also=("add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",))
+
+
 SUB = PointwiseBinary(
     "sub(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",
     grad_fn="SubBackward0", forward=_sub_forward,
@@ -146,7 +133,8 @@ SUB = PointwiseBinary(
 SubBackward0 = SUB.node
 
 
-@signature("sub(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)")
+@signature("sub(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None)",
+           "sub(Tensor input, Scalar alpha, Tensor other, *, Tensor out=None)|deprecated")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other`` (grad_fn ``SubBackward0``)."""
     _check_bool_sub(input, other)
@@ -429,12 +417,7 @@ def floor_divide(input: Any, other: Any) -> Tensor:
     _check_int_zero_division(bd, ad)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = binary_compute(np.floor_divide, ad, bd)
-    res, node = record(NotImplementedBackward, (input, other), out)
-    if node is not None:
-        node.op = "floor_divide"
-        if FW.active:
-            tangent_of(res)  # torch refuses a tangent input at once: run the rule now
-    return res
+    return record_not_implemented("floor_divide", (input, other), np.asarray(out))
 
 
 # -- remainder / fmod ----------------------------------------------------------------------
@@ -489,12 +472,7 @@ def remainder(input: Any, other: Any) -> Tensor:
         not_implemented_for("remainder_cpu", np.result_type(ad, bd), "c")  # no complex kernel
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _remainder_arrays(ad, bd)
-        res, node = record(NotImplementedBackward, (other,), out)
-        if node is not None:
-            node.op = "remainder"
-            if FW.active:
-                tangent_of(res)  # raises at once, as torch's
-        return res
+        return record_not_implemented("remainder", (other,), np.asarray(out))
     if is_tensor(other):
         return REMAINDER(input, other)
     return REMAINDER_SCALAR(input, other)
@@ -536,6 +514,12 @@ def _power(ad: Any, bd: Any) -> np.ndarray:
 
 
 def _pow_scalar_forward(d: np.ndarray, exponent: Any) -> np.ndarray:
+    if type(exponent) is float and d.dtype == np.float32 and exponent != 0 \
+            and np.float32(exponent) == 0:
+        # an exponent float32 flushes to 0 is still nonzero to torch: 0 ** 1e-300 is 0 (not
+        # 1), 0 ** -1e-300 inf, as in double, where the float32 exponent would give 1
+        with np.errstate(all="ignore"):
+            return np.power(d.astype(np.float64), exponent).astype(np.float32)
     return _power(*binary_arrays(d, exponent))
 
 
@@ -1002,34 +986,56 @@ CLAMP_MAX_SCALAR = Pointwise(
     also=("clamp_max(Tensor input, Tensor max, *, Tensor out=None)",))
 
 
-class ClampBackward0(Node):
-    """clamp with tensor bounds: inputs (self, min, max)."""
+# clamp with tensor bounds (either may be None): torch's ``clamp.Tensor``, three inputs.
+# When min > max the result is max everywhere, so max takes all the gradient there.
+def _clamp_in_range(x: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
+    mask = None
+    if lo is not None:
+        mask = x >= lo
+    if hi is not None:
+        upper = x <= hi
+        mask = upper if mask is None else mask & upper
+    return mask  # type: ignore[return-value]  # (one bound at least is given)
 
-    __slots__ = ("self_", "min", "max")
-    jvp = elementwise_jvp
-    _saved_fields = ("self_", "min", "max")
 
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")
-        lo = saved(self, "min") if self.min is not None else None
-        hi = saved(self, "max") if self.max is not None else None
-        in_range = None
-        if lo is not None:
-            in_range = x >= lo
-        if hi is not None:
-            below = x <= hi
-            in_range = below if in_range is None else in_range & below
-        zero = zeros_like_grad(grad)
-        gx = where(in_range, grad, zero) if self.next_functions[0][0] is not None else None
-        # When min > max the result is max everywhere, so max takes all the gradient.
-        gmin = gmax = None
-        if lo is not None and self.next_functions[1][0] is not None:
-            below = x < lo
-            gmin = where(below & (lo < hi) if hi is not None else below, grad, zero)
-        if hi is not None and self.next_functions[2][0] is not None:
-            above = x > hi
-            gmax = where(above | (hi < lo) if lo is not None else above, grad, zero)
-        return gx, gmin, gmax
+def _clamp_self_grad(grad: Tensor, self: Tensor, min: Tensor | None,
+                     max: Tensor | None) -> Tensor:
+    return where(_clamp_in_range(self, min, max), grad, zeros_like_grad(grad))
+
+
+def _clamp_min_grad(grad: Tensor, self: Tensor, min: Tensor,
+                    max: Tensor | None) -> Tensor:
+    below = self < min
+    return where(below & (min < max) if max is not None else below, grad, zeros_like_grad(grad))
+
+
+def _clamp_max_grad(grad: Tensor, self: Tensor, min: Tensor | None,
+                    max: Tensor) -> Tensor:
+    above = self > max
+    return where(above | (max < min) if min is not None else above, grad, zeros_like_grad(grad))
+
+
+def _clamp_tangent(self_t: Tensor, min_t: Tensor | None, max_t: Tensor | None, self: Tensor,
+                   min: Tensor | None, max: Tensor | None) -> Tensor:
+    """The tangent of ``minimum(maximum(self, min), max)``, as torch's: it differs from the
+    backward rules where ``self < min == max`` (the tangent follows min there, while the
+    gradient reaches no input)."""
+    tangent, kept = self_t, self
+    if min is not None:
+        above = self >= min
+        tangent = where(above, tangent, min_t)
+        kept = where(above, self, min)
+    if max is not None:
+        tangent = where(kept <= max, tangent, max_t)
+    return tangent
+
+
+CLAMP_TENSOR = General(
+    "clamp(Tensor input, Tensor? min=None, Tensor? max=None, *, Tensor out=None)",
+    grad_fn="ClampBackward0", forward=None, inputs=("self", "min", "max"),
+    saves=("self", "min", "max"),
+    derivatives={"self": _clamp_self_grad, "min": _clamp_min_grad, "max": _clamp_max_grad},
+    tangent=_clamp_tangent)
 
 
 # with a tensor bound: the gradient goes to self where it is kept, else to the bound
@@ -1080,6 +1086,10 @@ def _clamp(entry: Pointwise, input: Tensor, min: Any, max: Any) -> Tensor:  # no
     d = input._data
     lo = as_array(min) if min is not None else None
     hi = as_array(max) if max is not None else None
+    shape = d.shape  # torch's broadcast of (input, min, max), with its error text
+    for bound in (lo, hi):
+        if bound is not None and np.shape(bound) != shape:  # (equal shapes: nothing to check)
+            shape = broadcast_shapes(shape, np.shape(bound))
     out = d
     if lo is not None:
         out = np.maximum(out, lo)
@@ -1087,12 +1097,7 @@ def _clamp(entry: Pointwise, input: Tensor, min: Any, max: Any) -> Tensor:  # no
         out = np.minimum(out, hi)
     out = out.astype(_dtype.result_type_np(tuple(v for v in (d, lo, hi) if v is not None)),
                      copy=False)
-    res, node = record(ClampBackward0, (input, min, max), out)
-    if node is not None:
-        node.self_ = SavedTensor(input)
-        node.min = SavedTensor(min) if min is not None else None
-        node.max = SavedTensor(max) if max is not None else None
-    return res
+    return CLAMP_TENSOR.record((input, min, max), out)  # type: ignore[no-any-return]
 
 
 @CLAMP_MIN_SCALAR.public
@@ -1145,16 +1150,22 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
     return MINIMUM(input, other)
 
 
-class WhereBackward0(Node):
-    __slots__ = ("condition",)
-    _saved_fields = ("condition",)
+def _where_tangent(self_t: Tensor | None, other_t: Tensor | None, condition: Tensor) -> Tensor:
+    # a Python number operand has no tangent (its input is None)
+    return where(condition, 0.0 if self_t is None else self_t,
+                 0.0 if other_t is None else other_t)
 
-    def backward(self, grad: Tensor) -> tuple:
-        cond = saved(self, "condition")
-        zero = zeros_like_grad(grad)
-        ga = where(cond, grad, zero) if self.next_functions[0][0] is not None else None
-        gb = where(cond, zero, grad) if self.next_functions[1][0] is not None else None
-        return ga, gb
+
+# where: the condition is a tensor argument without an edge, saved as torch saves it; a
+# Python number operand (``where(c, 1.0, y)``) is an input given as None: no edge, as the
+# number torch wraps into a tensor has none
+WHERE = General(
+    "where(Tensor condition, Tensor input, Tensor other, *, Tensor out=None)",
+    grad_fn="WhereBackward0", forward=None, inputs=("self", "other"), params=("condition",),
+    saves=("condition",),
+    derivatives={"self": lambda grad, condition: where(condition, grad, zeros_like_grad(grad)),
+                 "other": lambda grad, condition: where(condition, zeros_like_grad(grad), grad)},
+    tangent=_where_tangent)
 
 
 @signature("where(Tensor condition)",
@@ -1185,18 +1196,26 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
 
         broadcast_shapes(broadcast_shapes(cond.shape, np.shape(ad)), np.shape(bd))
         raise
-    res, node = record(WhereBackward0, (input, other), out)
-    if node is not None:
-        node.condition = SavedTensor(condition)
-    return res
+    return WHERE.record((input if is_tensor(input) else None,  # type: ignore[no-any-return]
+                         other if is_tensor(other) else None), out, (condition,))
 
 
-class MaskedFillBackward0(PointwiseNode):
-    __slots__ = ("mask",)
-    _saved_fields = ("mask",)
+# masked_fill: the mask is a tensor argument without an edge, saved; a 0-dim tensor value is
+# an input of its own (MaskedFillBackward1), which gets the masked positions' gradient
+MASKED_FILL = General(
+    "masked_fill(Tensor input, Tensor mask, Scalar value)", grad_fn="MaskedFillBackward0",
+    forward=None, params=("mask",), saves=("mask",),
+    derivatives={"self": lambda grad, mask: where(mask, zeros_like_grad(grad), grad)},
+    tangent=lambda self_t, mask: masked_fill(self_t, mask, 0.0),
+    also=("masked_fill(Tensor input, Tensor mask, Tensor value)",))
 
-    def backward(self, grad: Tensor) -> tuple:
-        return where(saved(self, "mask"), zeros_like_grad(grad), grad),
+MASKED_FILL_TENSOR = General(
+    "masked_fill(Tensor input, Tensor mask, Tensor value)", grad_fn="MaskedFillBackward1",
+    forward=None, inputs=("self", "value"), params=("mask",), saves=("mask",),
+    derivatives={"self": lambda grad, mask: where(mask, zeros_like_grad(grad), grad),
+                 "value": lambda grad, mask: where(mask, grad, zeros_like_grad(grad)).sum()},
+    tangent=lambda self_t, value_t, mask: masked_fill(self_t, mask, value_t),
+    also=("masked_fill(Tensor input, Tensor mask, Scalar value)",))
 
 
 @signature("masked_fill(Tensor input, Tensor mask, Tensor value)",
@@ -1218,26 +1237,9 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         raise RuntimeError(f"Autograd not support dtype: {_dtype.from_np(d.dtype).scalar_name}")
     out = np.where(m, np.asarray(v).astype(d.dtype), d)
     if is_tensor(value):
-        res, node = record(MaskedFillBackward1, (input, value), out)
-    else:
-        res = unary(MaskedFillBackward0, input, out)
-        node = node_of(res)
-    if node is not None:
-        node.mask = SavedTensor(mask)
-    return res
-
-
-class MaskedFillBackward1(Node):
-    """masked_fill with a 0-dim tensor value: the value gets the masked positions' gradient."""
-
-    __slots__ = ("mask",)
-    _saved_fields = ("mask",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        mask = saved(self, "mask")
-        zero = zeros_like_grad(grad)
-        return (where(mask, zero, grad) if self.next_functions[0][0] is not None else None,
-                where(mask, grad, zero).sum() if self.next_functions[1][0] is not None else None)
+        return MASKED_FILL_TENSOR.record((input, value), out,  # type: ignore[no-any-return]
+                                         (mask,))
+    return MASKED_FILL.record((input,), out, (mask,))  # type: ignore[no-any-return]
 
 
 def _lerp_scalar_forward(a: np.ndarray, b: np.ndarray, weight: Any) -> np.ndarray:
@@ -1256,19 +1258,18 @@ LERP_SCALAR = PointwiseBinary(
     also=("lerp(Tensor input, Tensor end, Tensor weight, *, Tensor out=None)",))
 
 
-class LerpBackward1(Node):
-    """lerp with a tensor weight: inputs (self, end, weight)."""
-
-    __slots__ = ("self_", "end", "weight")
-    jvp = elementwise_jvp
-    _saved_fields = ("self_", "end", "weight")
-
-    def backward(self, grad: Tensor) -> tuple:
-        w = conjugate_of(saved(self, "weight"))  # complex: conjugated derivatives
-        needs = [edge[0] is not None for edge in self.next_functions]
-        gw = (grad * conjugate_of(saved(self, "end") - saved(self, "self_"))
-              if needs[2] else None)
-        return (grad * (1 - w) if needs[0] else None, grad * w if needs[1] else None, gw)
+# lerp with a tensor weight: three inputs.  torch keeps ``self`` and ``end`` only for
+# weight's gradient, and ``weight`` always (two rules read it).  Complex: the conjugated
+# derivatives (Note [Complex gradients by conjugation]).
+LERP_TENSOR = General(
+    "lerp(Tensor input, Tensor end, Tensor weight, *, Tensor out=None)", grad_fn="LerpBackward1",
+    forward=None, inputs=("self", "end", "weight"), saves=("self", "end", "weight"),
+    derivatives={"self": lambda grad, weight: grad * (1 - conjugate_of(weight)),
+                 "end": lambda grad, weight: grad * conjugate_of(weight),
+                 "weight": lambda grad, self, end: grad * conjugate_of(end - self)},
+    tangent=lambda self_t, end_t, weight_t, self, end, weight:
+    self_t * (1 - weight) + end_t * weight + weight_t * (end - self),
+    also=("lerp(Tensor input, Tensor end, Scalar weight, *, Tensor out=None)",))
 
 
 @signature("lerp(Tensor input, Tensor end, Tensor weight, *, Tensor out=None)",
@@ -1281,12 +1282,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         wd = weight._data.astype(ad.dtype, copy=False)
         with np.errstate(invalid="ignore"):
             out = np.where(np.abs(wd) < 0.5, ad + wd * (bd - ad), bd - (bd - ad) * (1 - wd))
-        res, node = record(LerpBackward1, (input, end, weight), out)
-        if node is not None:
-            node.self_ = SavedTensor(input) if node.next_functions[2][0] is not None else None
-            node.end = SavedTensor(end) if node.next_functions[2][0] is not None else None
-            node.weight = SavedTensor(weight)
-        return res
+        return LERP_TENSOR.record((input, end, weight), out)  # type: ignore[no-any-return]
     return LERP_SCALAR(input, end, weight)
 
 

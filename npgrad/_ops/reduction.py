@@ -1,4 +1,7 @@
-"""Reductions (sum, mean, max, var, norm...), scans, softmax and distances, each op a registry entry.
+"""Reductions (sum, mean, max, var, norm...) and scans, each op a registry entry.
+
+softmax lives in softmax.py, the distances (dist, cdist, pairwise_distance,
+cosine_similarity) in distance.py; both build on the helpers here.
 
 Every differentiable op here is one ``General`` entry per overload (Note [The general
 entry kind] in registry.py): ``SUM`` (SumBackward0) and ``SUM_DIM`` (SumBackward1), ...
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .signature import checker, signature
+from .signature import batchable, signature
 from .. import _dtype
 from .._mode import _tls, RECORDING
 if TYPE_CHECKING:
@@ -43,9 +46,10 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
-from ._core import UnaryNode, is_tensor, saved
+from ._core import is_tensor
+from .checks import python_method
 from ._shape_util import NO_DIM, wrap_dim, wrap_dims
-from .pointwise import scalar_div, scalar_mul, zeros_like_grad
+from .pointwise import scalar_div, scalar_mul
 from .registry import General, refuse_complex
 from .pointwise import (abs, exp, masked_fill, maximum, minimum, pow, sign,  # noqa: A004
                         where)
@@ -621,17 +625,6 @@ def evenly_distribute(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
     return grad * _constant(scale)
 
 
-class _EvenlyDistributeNode(UnaryNode):
-    """A node of ``evenly_distribute`` for the selection ops of sorting.py (median ...)."""
-
-    __slots__ = ()
-    saves_self = True
-    saves_result = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return evenly_distribute(grad, saved(self, "self_"), saved(self, "result")),
-
-
 def _max_all_entry(name: str, grad_fn: str) -> General:
     return General(
         f"{name}(Tensor input, *, Tensor out=None)", grad_fn=grad_fn, forward=None,
@@ -1022,10 +1015,12 @@ def norm_grad(p: float, x: Tensor, g: Tensor, r: Tensor, axes: tuple) -> Any:
     """
     if p == 0:  # torch returns an undefined (None) gradient here
         return None
+    # sgn(z) = z / |z|: the sign of a complex entry
+    sign_of = _complex_sign if x._data.dtype.kind == "c" else sign
     if p == 1:
-        return sign(x) * g
+        return sign_of(x) * g
     if math.isinf(p):
-        return _inf_norm_grad(x, g, r, axes)
+        return _inf_norm_grad(x, g, r, axes, sign_of)
     # Divide by a zero-free copy of the norm: the masked positions must not be 0/0
     # even in the rule's own derivative (forward mode and double backward read it).
     zero = r == 0
@@ -1036,20 +1031,26 @@ def norm_grad(p: float, x: Tensor, g: Tensor, r: Tensor, axes: tuple) -> Any:
     if p < 2:
         # torch's form for p < 2: |x|**(p - 1) is inf at x = 0 for p < 1 (torch zeroes it
         # there) and x * |x|**(p - 2) would be 0 * inf for 1 < p < 2
-        scaled_x = sign(x) * pow(abs(x), p - 1)
+        scaled_x = sign_of(x) * pow(abs(x), p - 1)
         if p < 1:
             scaled_x = where(x == 0, 0.0, scaled_x)
         return scaled_x * scaled
     return x * pow(abs(x), p - 2) * scaled
 
 
-def _inf_norm_grad(x: Tensor, g: Tensor, r: Tensor, axes: tuple) -> Tensor:
+def _complex_sign(x: Tensor) -> Tensor:
+    return x.sgn()
+
+
+def _inf_norm_grad(x: Tensor, g: Tensor, r: Tensor, axes: tuple, sign: Any = sign) -> Tensor:
     """The max-norm's gradient is shared among the entries reaching the max."""
     xd = x._data
-    mask = np.abs(xd) == r._data
+    magnitude = np.abs(xd)
+    mask = magnitude == r._data
     count = mask.sum(axis=axes, keepdims=True) if axes else mask.astype(int)
     # No entry reaches a NaN norm: then every gradient is 0 (torch's), not 0 / 0.
-    scale = np.divide(mask, count, out=np.zeros(mask.shape, dtype=xd.dtype), where=count != 0)
+    scale = np.divide(mask, count, out=np.zeros(mask.shape, dtype=magnitude.dtype),
+                      where=count != 0)
     return sign(x) * g * _constant(scale)
 
 
@@ -1123,6 +1124,10 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     >>> npgrad.tensor([3., 4.]).norm()
     tensor(5.)
     """
+    if not is_tensor(input):
+        # torch's Python reads ``input.layout`` first (Note [torch's Python touching a
+        # non-Tensor] in npgrad._ops.checks)
+        input.layout  # noqa: B018
     if isinstance(dim, int) and not isinstance(dim, bool):
         dims: Any = [dim]
     else:
@@ -1130,6 +1135,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
             return vector_norm(input, 2, dims, keepdim, dtype=dtype)
+        if p not in ("fro", "nuc"):  # matrix_norm's first check
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
         if dims is None:
             dims = list(range(input._data.ndim))
         if len(dims) != 2:
@@ -1139,6 +1146,24 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
             raise NotImplementedError("npgrad does not implement the nuclear norm")
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     return vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
+
+
+@batchable  # Note [Batched values] in npgrad.func._batched
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Any = None) -> Tensor:
+    """``input / max(norm(input, p, dim), eps)``, torch's composition (grad_fn DivBackward0).
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.normalize(npgrad.tensor([[3., 4.]]))
+    tensor([[0.6000, 0.8000]])
+    """
+    from .pointwise import clamp_min
+
+    python_method(input, "norm", Tensor, p, dim)  # Note [torch's Python touching a non-Tensor]
+    # torch takes ``input.norm(p, dim, keepdim=True)``: a string p is a matrix norm's order
+    size = norm(input, p, dim, True) if isinstance(p, str) else vector_norm(input, p, dim, True)
+    denom = clamp_min(size, eps)
+    return input / _expand(denom, input._data.shape)
 
 
 # -- argmax / argmin / all / any (never differentiable) -------------------------------------
@@ -1476,6 +1501,9 @@ def _logcumsumexp_backward(grad: Tensor, x: Tensor, result: Tensor, dim: int) ->
         return grad
     from .shape import unsqueeze
 
+    if grad._data.dtype.kind == "c":  # conj(sum conj(grad) * exp(gap)): torch's, conj bit and all
+        return _sum_pairs(unsqueeze(grad.conj(), d) * exp(_logcumsumexp_gaps(x, result, d)),
+                          d).conj()
     return _sum_pairs(unsqueeze(grad, d) * exp(_logcumsumexp_gaps(x, result, d)), d)
 
 
@@ -1507,119 +1535,24 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """
     data = input._data
     d = _single_dim("logcumsumexp", data.ndim, dim)
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fc":
         raise NotImplementedError("\"logcumsumexp_out_cpu\" not implemented for "
                                   f"'{_scalar_name(data.dtype)}'")
     acc = _acc(data)
     if d is None:
         out = acc.copy()
+    elif acc.dtype.kind == "c":  # NumPy's logaddexp has no complex loop: torch's scan, step
+        from .special import complex_logaddexp  # by step from -inf, ``(x_k, running)``
+
+        out = np.moveaxis(acc.copy(), d, 0)
+        running = np.full(out.shape[1:], complex(-math.inf, 0.0), out.dtype)
+        for k in range(out.shape[0]):
+            out[k] = running = complex_logaddexp(out[k], running)
+        out = np.moveaxis(out, 0, d)
     else:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = np.logaddexp.accumulate(acc, axis=d) if acc.size else acc.copy()
     return LOGCUMSUMEXP.record((input,), _finish(out, data.dtype, data.shape), (d, dim))
-
-
-# -- softmax / log_softmax ----------------------------------------------------------------
-
-def _softmax_input(op: str, input: Tensor, dim: Any, dtype: Any) -> tuple:
-    data = input._data
-    d = _single_dim(op, data.ndim, dim)
-    dt = _np_dtype_arg(dtype)
-    if dt is not None:
-        data = data.astype(dt, copy=False)
-    if data.dtype.kind not in "fV" and data.size:
-        last = d is None or d == data.ndim - 1
-        kernel = f"{op}_lastdim_kernel_impl" if last else f"{op}_kernel_impl"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for "
-                                  f"'{_scalar_name(data.dtype)}'")
-    return data, d
-
-
-def _softmax_backward(grad: Tensor, result: Tensor, dim: int) -> Tensor:
-    d = _scan_dim(dim, result._data.ndim)
-    if d is None:
-        return zeros_like_grad(grad)
-    return result * (grad - sum(grad * result, d, True))
-
-
-def _softmax_tangent(t: Tensor, result: Tensor, d: int | None) -> Tensor:
-    if d is None:
-        return t * 0.0
-    return result * (t - sum(t * result, d, True))
-
-
-SOFTMAX = General(
-    "softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)",
-    grad_fn="SoftmaxBackward0", forward=None, params=("d", "dim"), keeps=("dim",),
-    saves=("result",),
-    derivatives={"self": lambda grad, result, dim: _softmax_backward(grad, result, dim)},
-    tangent=lambda self_t, result, d: _softmax_tangent(self_t, result, d))
-SoftmaxBackward0 = SOFTMAX.node
-
-
-@signature("softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)")
-def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """``exp(x) / sum(exp(x), dim)``, computed stably; SoftmaxBackward0 (saves the result).
-
-    >>> import npgrad
-    >>> npgrad.tensor([0., 0.]).softmax(0)
-    tensor([0.5000, 0.5000])
-    """
-    data, d = _softmax_input("softmax", input, dim, dtype)
-    acc = _acc(data)
-    if d is None:
-        out = np.ones_like(acc)
-    else:
-        with np.errstate(invalid="ignore", under="ignore"):
-            e = np.exp(acc - np.amax(acc, axis=d, keepdims=True)) if acc.size else acc.copy()
-            out = e / np.sum(e, axis=d, keepdims=True)
-    return SOFTMAX.record((input,), _finish(out, data.dtype, data.shape), (d, dim))
-
-
-def _log_softmax_backward(grad: Tensor, result: Tensor, dim: int) -> Tensor:
-    d = _scan_dim(dim, result._data.ndim)
-    if d is None:
-        return zeros_like_grad(grad)
-    return grad - exp(result) * sum(grad, d, True)
-
-
-def _log_softmax_tangent(t: Tensor, result: Tensor, d: int | None) -> Tensor:
-    if d is None:
-        return t * 0.0
-    return t - sum(exp(result) * t, d, True)
-
-
-LOG_SOFTMAX = General(
-    "log_softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)",
-    grad_fn="LogSoftmaxBackward0", forward=None, params=("d", "dim"), keeps=("dim",),
-    saves=("result",),
-    derivatives={"self": lambda grad, result, dim: _log_softmax_backward(grad, result, dim)},
-    tangent=lambda self_t, result, d: _log_softmax_tangent(self_t, result, d))
-LogSoftmaxBackward0 = LOG_SOFTMAX.node
-
-
-def _np_log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
-    """(x - max) - log(sum(exp(x - max))): shifting first keeps float32 exact near large x."""
-    shift = np.max(x, axis=dim, keepdims=True)
-    # a slice whose max is +inf is NaN throughout, as torch's (inf - inf poisons its sum); an
-    # all -inf slice is shifted by 0 so that it is NaN too rather than raising
-    shift = np.where(np.isneginf(shift), 0, shift)
-    shifted = x - shift
-    with np.errstate(divide="ignore"):
-        return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
-
-
-@signature("log_softmax(Tensor input, int64_t dim, ScalarType? dtype=None, *, Tensor out=None)")
-def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """``x - logsumexp(x, dim)``; LogSoftmaxBackward0 (saves the result)."""
-    data, d = _softmax_input("log_softmax", input, dim, dtype)
-    acc = _acc(data)
-    if d is None:
-        out = np.zeros_like(acc)
-    else:
-        out = _np_log_softmax(acc, d) if acc.size else acc.copy()
-    return LOG_SOFTMAX.record((input,), _finish(out, data.dtype, data.shape), (d, dim))
-
 
 
 # -- nansum / nanmean / count_nonzero ---------------------------------------------------------
@@ -1654,216 +1587,6 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     axes = _reduce_axes("count_nonzero", data.ndim, dim)
     out = np.count_nonzero(data, axis=axes) if axes else (data != 0)
     return wrap(np.asarray(out, dtype=np.int64), _tls.mode)
-
-
-# -- dist / cdist --------------------------------------------------------------------------------
-
-def _dist_grad(grad: Tensor, x: Tensor, y: Tensor, result: Tensor, p: Any) -> Any:
-    """``norm(self - other, p)``'s gradient for ``self`` (``other``'s is its negative); the
-    inputs broadcast together, and the engine sums each gradient back to its input."""
-    diff = x - y
-    axes = tuple(range(diff._data.ndim))
-    keep = (1,) * len(axes)
-    return norm_grad(float(p), diff, _restore(grad, keep), _restore(result, keep), axes)
-
-
-def _negated(g: Any) -> Any:
-    return None if g is None else -g
-
-
-def _dist_tangent(tx: Tensor, ty: Tensor, x: Tensor, y: Tensor, result: Tensor,
-                  p: Any) -> Tensor:
-    diff_t = tx - ty
-    axes = tuple(range(diff_t._data.ndim))
-    return _reduction_tangent(diff_t, _dist_grad(_ones_as(result), x, y, result, p), axes,
-                              False)
-
-
-DIST = General(
-    "dist(Tensor input, Tensor other, Scalar p=2, *, Tensor out=None)", grad_fn="DistBackward0",
-    forward=None, inputs=("self", "other"), params=("p",), keeps=("p",),
-    saves=("self", "other", "result"),
-    derivatives={"self": lambda grad, self, other, result, p:
-                 _dist_grad(grad, self, other, result, p),
-                 "other": lambda grad, self, other, result, p:
-                 _negated(_dist_grad(grad, self, other, result, p))},
-    tangent=lambda self_t, other_t, self, other, result, p:
-    _dist_tangent(self_t, other_t, self, other, result, p))
-DistBackward0 = DIST.node
-
-
-@signature("dist(Tensor input, Tensor other, Scalar p=2, *, Tensor out=None)")
-def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    """The p-norm of ``input - other``; DistBackward0.
-
-    >>> import npgrad
-    >>> npgrad.dist(npgrad.tensor([3., 0.]), npgrad.tensor([0., 4.]))
-    tensor(5.)
-    """
-    from ._core import binary_arrays
-    from ._shape_util import broadcast_shapes
-
-    if not is_tensor(other):
-        raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
-    a, b = binary_arrays(input, other)
-    broadcast_shapes(a.shape, b.shape)
-    out = _np_vector_norm(_acc(a - b), float(p), tuple(range(np.broadcast(a, b).ndim)))
-    return DIST.record((input, other), _finish(out, a.dtype, ()), (p,))
-
-
-def _cdist_parts(x1: Tensor, x2: Tensor, result: Tensor, grad: Tensor, p: Any) -> Any:
-    """Distances between rows, ``out[..., i, j] = norm(x1[..., i, :] - x2[..., j, :], p)``:
-    the gradient of every row difference (None for p = 0)."""
-    from .shape import unsqueeze
-
-    diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
-    last = diff._data.ndim - 1
-    return norm_grad(float(p), diff, unsqueeze(grad, -1), unsqueeze(result, -1), (last,)), last
-
-
-def _cdist_grad(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor, p: Any,
-                first: bool) -> Any:
-    g, last = _cdist_parts(x1, x2, result, grad, p)
-    if g is None:
-        return None
-    return sum(g, last - 1) if first else -sum(g, last - 2)
-
-
-def _cdist_tangent(t1: Tensor, t2: Tensor, x1: Tensor, x2: Tensor, result: Tensor,
-                   p: Any) -> Tensor:
-    from .shape import unsqueeze
-
-    g, last = _cdist_parts(x1, x2, result, _ones_as(result), p)
-    diff_t = unsqueeze(t1, -2) - unsqueeze(t2, -3)
-    return _reduction_tangent(diff_t, g, (last,), False)
-
-
-CDIST = General(
-    "cdist(Tensor x1, Tensor x2, double p=2, str? compute_mode=None)", grad_fn="CdistBackward0",
-    forward=None, inputs=("x1", "x2"), params=("p",), keeps=("p",),
-    saves=("x1", "x2", "result"),
-    derivatives={"x1": lambda grad, x1, x2, result, p: _cdist_grad(grad, x1, x2, result, p, True),
-                 "x2": lambda grad, x1, x2, result, p: _cdist_grad(grad, x1, x2, result, p, False)},
-    tangent=lambda x1_t, x2_t, x1, x2, result, p: _cdist_tangent(x1_t, x2_t, x1, x2, result, p))
-CdistBackward0 = CDIST.node
-
-
-_CDIST = checker("cdist(Tensor x1, Tensor x2, double p=2, int64_t? compute_mode=None)")
-_CDIST_MODES = (("use_mm_for_euclid_dist_if_necessary", None), ("use_mm_for_euclid_dist", 1),
-                ("donot_use_mm_for_euclid_dist", 2))
-
-
-def _cdist_mode(compute_mode: Any) -> int | None:
-    """torch.functional.cdist (Python) maps the mode's name to the C op's number."""
-    for name, number in _CDIST_MODES:
-        if compute_mode == name:
-            return number
-    raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-
-
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
-          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
-    """Pairwise p-norm distances between the rows of ``x1`` and of ``x2``; CdistBackward0.
-
-    >>> import npgrad
-    >>> npgrad.cdist(npgrad.tensor([[0., 0.]]), npgrad.tensor([[3., 4.], [0., 1.]]))
-    tensor([[5., 1.]])
-    """
-    from ._shape_util import broadcast_shapes
-
-    _CDIST(x1, x2, p, _cdist_mode(compute_mode))
-    a, b = x1._data, x2._data
-    if a.ndim < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
-    if b.ndim < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {b.ndim}D")
-    if a.shape[-1] != b.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} "
-                           f"X2: {b.shape[-1]}")
-    for name, d in (("X1", a.dtype), ("X2", b.dtype)):
-        if d.kind not in "fV":
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_dtype.from_np(d).scalar_name}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    if a.dtype == np.float16:
-        raise NotImplementedError("\"cdist\" not implemented for 'Half'")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.from_np(a.dtype).scalar_name} but found "
-                           f"{_dtype.from_np(b.dtype).scalar_name}")
-    diff = _acc(a[..., :, None, :] - b[..., None, :, :])
-    out = _np_vector_norm(diff, float(p), (diff.ndim - 1,))
-    return CDIST.record((x1, x2), _finish(out, a.dtype, out.shape), (float(p),))
-
-
-# -- cosine_similarity / normalize / pairwise_distance (torch composes them) --------------------
-
-@signature("cosine_similarity(Tensor x1, Tensor x2, int64_t dim=1, double eps=1e-08)")
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``sum(x1 / |x1| * x2 / |x2|, dim)``, each norm at least ``eps``: torch's composition
-    (grad_fn SumBackward1).
-
-    >>> import npgrad
-    >>> npgrad.nn.functional.cosine_similarity(npgrad.tensor([[1., 0.]]), npgrad.tensor([[1., 1.]]))
-    tensor([0.7071])
-    """
-    from ..autograd.grad_mode import no_grad
-    from .arrange import broadcast_tensors
-    from .shape import clone
-
-    common = _dtype.result_type_np((x1._data, x2._data))
-    if common.kind != "f":
-        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
-                           f"{_dtype.from_np(common).scalar_name}")
-    if not eps >= 0:
-        raise RuntimeError(f"eps must be non-negative, got: {_cpp_double(eps)}")
-    # As torch: integer (and bool) inputs take the common dtype, then both broadcast before
-    # the norms; the norms are clamped in place without recording, so a gradient reaches a
-    # norm below eps as if it were not clamped.
-    x1, x2 = (x.to(_dtype.from_np(common)) if x._data.dtype.kind in "iub" else x
-              for x in (x1, x2))
-    x1, x2 = broadcast_tensors(x1, x2)
-    n1, n2 = clone(vector_norm(x1, 2, dim, True)), clone(vector_norm(x2, 2, dim, True))
-    with no_grad():
-        n1.clamp_(min=eps)
-        n2.clamp_(min=eps)
-    return sum((x1 / n1) * (x2 / n2), dim)
-
-
-def _cpp_double(value: float) -> str:
-    """A double as torch's C++ message prints it (-1, 0.5, 1e-08)."""
-    return f"{value:g}"
-
-
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
-              out: Any = None) -> Tensor:
-    """``input / max(norm(input, p, dim), eps)``, torch's composition (grad_fn DivBackward0).
-
-    >>> import npgrad
-    >>> npgrad.nn.functional.normalize(npgrad.tensor([[3., 4.]]))
-    tensor([[0.6000, 0.8000]])
-    """
-    from .pointwise import clamp_min
-
-    denom = clamp_min(vector_norm(input, p, dim, True), eps)
-    return input / _expand(denom, input._data.shape)
-
-
-@signature("pairwise_distance(Tensor x1, Tensor x2, double p=2, double eps=1e-06, "
-           "bool keepdim=False)")
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
-    """``norm(x1 - x2 + eps, p, -1)`` as torch computes it (grad_fn NormBackward1).
-
-    >>> import npgrad
-    >>> npgrad.nn.functional.pairwise_distance(npgrad.tensor([[3., 0.]]), npgrad.tensor([[0., 4.]]), eps=0.)
-    tensor([5.])
-    """
-    diff = x1 - x2 + eps
-    dim = diff._data.ndim - 1 if diff._data.ndim else 0  # torch keeps it wrapped
-    return _vector_norm(NORM_DIM, diff, p, dim, keepdim, None)
 
 
 # -- var_mean / std_mean / aminmax: one node, two outputs -------------------------------------
@@ -1923,6 +1646,21 @@ VarMeanBackward0 = VAR_MEAN.node
 StdMeanBackward0 = STD_MEAN.node
 
 
+def _welford_inf(data: np.ndarray, axes: tuple, m: np.ndarray) -> np.ndarray:
+    """torch's mean of var_mean is Welford's running mean, ``mean += (x - mean) / n``, over
+    the reduced elements in order: after an inf, any further element makes it NaN
+    (inf - inf), so only an inf that comes last leaves the mean infinite."""
+    inf = np.isinf(data)
+    if not inf.any():
+        return m
+    rest = [a for a in range(data.ndim) if a not in axes]
+    flat = inf.transpose(rest + list(axes)).reshape(tuple(data.shape[a] for a in rest) + (-1,))
+    count = flat.sum(-1)
+    # an empty reduction has no last element (its mean is NaN anyway)
+    later = (count > 1) | ((count == 1) & ~flat[..., -1]) if flat.shape[-1] else count > 0
+    return np.where(later, np.nan, m)
+
+
 def _var_mean(op: str, entry: General, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
               correction: Any) -> tuple:
     data = input._data
@@ -1934,6 +1672,8 @@ def _var_mean(op: str, entry: General, input: Tensor, dim: Any, unbiased: Any, k
         v = np.sqrt(v)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = np.sum(_acc(data), axis=axes) / np.asarray(_count(data.shape, axes), _acc(data).dtype)
+    if data.dtype.kind == "f":
+        m = _welford_inf(data, axes, m)
     m = _finish(m, data.dtype, v.shape)
     rv, rm = entry.record((input,), (v, m), (axes, kept, _var_dims(dim), keepdim))
     return rv, rm

@@ -21,11 +21,12 @@ Note [Tangents computed at once]
 An entry knows all of its op's parameters before the output exists, so the
 output's tangent is computed in ``apply`` itself, from the input's tangent and
 the values the rule reads, given to the rule directly: no node is built for a
-tangent alone, nothing is packed by ``saved_tensors_hooks`` for it (as in
-torch, which computes tangents eagerly), and the deferred machinery of
-Note [When a tangent is computed] (npgrad._forward) is not involved.  The rule
-runs as PendingJvp runs one: with no dual level (a rule's own ops carry no
-tangents) and under the op's grad mode.
+tangent alone, nothing is packed by ``saved_tensors_hooks`` for it, and
+nothing waits to be computed later (as in torch, which computes tangents
+eagerly: Note [Tangents computed eagerly] in npgrad._forward).  The rule runs
+with no dual level (a rule's own ops carry no tangents) and under the op's
+grad mode, so a tangent of a recorded op is itself recorded (reverse over
+forward).
 """
 from __future__ import annotations
 
@@ -47,9 +48,8 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
 from .._tensor_base import make_tensor, wrap, wrap_result
 from ..autograd.graph import SECOND_BACKWARD_MSG, edge_of
 from .._tensor_base import INFERENCE_COUNTER, TensorExtra, version_counter
-from ..autograd.forward_rules import elementwise_jvp
 from ._shape_util import broadcast_shapes
-from .checks import not_implemented_for
+from .checks import forward_ad_missing, not_implemented_for
 from . import signature as _signature
 from .signature import Overloads, signature
 from .._vmap_mode import NOT_BATCHED
@@ -64,6 +64,18 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # Every entry, by grad_fn name (one op's overloads are entries of their own): what the
 # coverage and signature tests walk.
 REGISTRY: dict[str, Any] = {}
+
+# Note [Sparse inputs of elementwise entries]: a sparse COO tensor given to a one-input
+# entry is computed on its values by npgrad._ops.sparse, which binds ``sparse_unary`` on
+# import.  Only the subclass branch of ``Pointwise.__call__`` asks, so dense tensors pay
+# nothing for it.
+sparse_unary: Callable | None = None
+sparse_binary: Callable | None = None  # two-input entries: tried once NumPy refused an operand
+
+
+def _sparse_operands(a: Any, b: Any) -> bool:
+    return sparse_binary is not None and any(
+        isinstance(x, Tensor) and not isinstance(x._data, np.ndarray) for x in (a, b))
 
 _SAVES = {"": (False, False), "self": (True, False), "result": (False, True)}
 _HALF = np.dtype(np.float16)
@@ -100,7 +112,6 @@ class PointwiseEntryNode(UnaryNode):
 
     __slots__ = ()
     entry: Pointwise  # the class's entry, set when the entry builds the class
-    jvp = elementwise_jvp  # used where a node's tangent is asked for (in-place writes)
 
     def backward(self, grad: Tensor) -> tuple:
         entry = self.entry
@@ -247,6 +258,8 @@ class Pointwise:
                 res = _signature._vmap_dispatch(self, self.name, (input, *params), {})
                 if res is not NOT_BATCHED:
                     return res  # type: ignore[no-any-return]
+            if sparse_unary is not None and not isinstance(input._data, np.ndarray):
+                return sparse_unary(self, input, params)  # type: ignore[no-any-return]
         out = self.compute(input._data, params)
         mode = _tls.mode
         if mode == RECORDING and input._requires_grad:
@@ -363,7 +376,6 @@ class PointwiseBinaryEntryNode(Node):
 
     __slots__ = ()
     entry: PointwiseBinary
-    jvp = elementwise_jvp
 
     def backward(self, grad: Tensor) -> tuple:
         entry = self.entry
@@ -486,11 +498,19 @@ class PointwiseBinary:
                 if self.complex_error:
                     self._refuse_complex(*binary_arrays(input, other))
                 raise
+            except NotImplementedError:  # Note [Sparse inputs of elementwise entries]
+                if _sparse_operands(input, other):
+                    return sparse_binary(self, input, other, params)  # type: ignore[misc]
+                raise
         input_tensor, other_tensor = isinstance(input, Tensor), isinstance(other, Tensor)
         if not (input_tensor and other_tensor) and not (
                 self.scalar_other and (input_tensor or isinstance(input, _NUMBERS))
                 and (other_tensor or isinstance(other, _NUMBERS))):  # (torch wraps numbers)
             self.reject((input, other), dict(zip(self.params, params)))
+        exact = _tensor_base.TENSOR
+        if (type(input) is not exact or type(other) is not exact) \
+                and _sparse_operands(input, other):  # Note [Sparse inputs of elementwise entries]
+            return sparse_binary(self, input, other, params)  # type: ignore[misc]
         ad, bd = float_arrays(input, other) if self.floating else binary_arrays(input, other)
         if not (input_tensor or other_tensor):  # two numbers: 0-dim arrays, as torch wraps them
             ad, bd = binary_arrays(ad, bd)
@@ -590,9 +610,10 @@ class PointwiseBinary:
 #   - ``saves``: the tensors it saves: inputs by name, ``result`` (``result0``,
 #     ``result1`` ... with several outputs, or torch's names for them given as
 #     ``results``: aminmax's ``min`` and ``max``), or an extra output (``indices``);
-#     as torch's generated nodes, a tensor is saved only when an input whose rule reads
-#     it needs a gradient (``mm`` of a leaf by a constant keeps ``mat2`` and not
-#     ``self``, whose ``_saved_self`` is None);
+#     as torch's generated nodes, a tensor that one rule alone reads is saved only when
+#     that rule's input needs a gradient (``mm`` of a leaf by a constant keeps ``mat2``
+#     and not ``self``, whose ``_saved_self`` is None); one that several rules read is
+#     saved always;
 #   - ``derivatives``: one rule per differentiable input, a function whose *parameter
 #     names* say what it reads, as a derivatives.yaml formula names ``grad``, ``self``,
 #     ``result`` and ``dim``: ``grad`` (``grads`` for an op of several outputs: one
@@ -650,12 +671,12 @@ def _as_torch_reads(value: Any) -> Any:
 # Note [The lean record path]
 # Most copy and shape ops (clone, flip, repeat, ``to``, tril ...) have one input and one
 # output, and are on hot paths (``contiguous``, ``reshape`` of a non-contiguous tensor,
-# dtype casts).  For such an entry (``lean``) ``record`` takes the steps of
-# ``_core.unary`` in one frame when no tangent can be involved: no tuple of outputs, no
-# list of results, no ``any`` over the inputs, only the entry's keep and save plans.
-# Anything else -- several inputs or outputs, a dual level -- takes the general path,
-# except that any one-output op run while nothing is recorded (no_grad, inference mode)
-# outside a dual level is wrapped at once, as ``_core.record`` does.
+# dtype casts).  For such an entry (``lean``) ``record`` takes the per-op steps (Note
+# [The per-op path] in _core.py) in one frame when no tangent can be involved: no tuple
+# of outputs, no list of results, no ``any`` over the inputs, only the entry's keep and
+# save plans.  Anything else -- several inputs or outputs, a dual level -- takes the
+# general path, except that any one-output op run while nothing is recorded (no_grad,
+# inference mode) outside a dual level is wrapped at once.
 
 
 _KEPT_KINDS = {"sizes": 1, "numel": 2, "strides": 3}  # what ``keep_plan`` reads of an input
@@ -713,9 +734,18 @@ def save_parameter(value: Any) -> SavedTensor | None:
 
 
 def _rule_names(rule: Callable) -> tuple:
-    import inspect  # only when an entry is built
+    # A plain function's parameter names are its code's first variable names: read
+    # there, as inspect.signature costs ~17 us a rule, 6 ms of ``import npgrad``.
+    code = getattr(rule, "__code__", None)
+    if (code is not None and not hasattr(rule, "__wrapped__")
+            and not code.co_flags & (_CO_VARARGS | _CO_VARKEYWORDS)):
+        return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    import inspect  # partials, wrapped and variadic callables
 
     return tuple(inspect.signature(rule).parameters)
+
+
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # the code flags of *args and **kwargs
 
 
 class GeneralEntryNode(Node):
@@ -847,8 +877,10 @@ class General:
             ((self.slots[k], 0, self.inputs.index(k)) if k in self.inputs else
              (self.slots[k], 2, self.params.index(k)) if k in self.params else
              (self.slots[k], 1, outs.index(k)))
-            + (None if len(self.inputs) == 1 or tensor_list or self.joint or len(readers[k]) in (
-                0, len(self.inputs)) else readers[k],) for k in self.saves)
+            # as torch's generated nodes: a tensor that only one rule reads is saved when that
+            # input needs a gradient, one that several read always (addcdiv's ``tensor2``)
+            + (None if len(self.inputs) == 1 or tensor_list or self.joint
+               or len(readers[k]) != 1 else readers[k],) for k in self.saves)
         known = {"grads" if outputs > 1 else "grad", *self.slots}
         if self.joint:
             known.add("grad_input_mask")
@@ -911,7 +943,7 @@ class General:
             if mode != RECORDING:
                 return wrap(outs, mode)
             if self.lean:
-                # ``unary``'s steps, with the entry's plans
+                # the per-op steps, with the entry's plans
                 x = inputs[0]
                 if not x._requires_grad:
                     return wrap(outs, mode)
@@ -925,6 +957,22 @@ class General:
                 for slot, where, i, _ in self.save_plan:
                     setattr(node, slot, SavedTensor(x) if where == 0 else
                             SavedTensor(result, True) if where == 1 else save_parameter(params[i]))
+                return result
+            if self.outputs == 1 and not self.extra and not self.tensor_list:
+                # several inputs and one output (where, clamp, addcmul): the general path's
+                # steps for a single array, in one frame
+                for x in inputs:
+                    if x is not None and x._requires_grad:
+                        break
+                else:
+                    return wrap(outs, mode)
+                node = _new(self.node)
+                node._init_node(tuple([(None, 0) if x is None else edge_of(x) for x in inputs]),
+                                ((outs.shape, outs.dtype),))
+                result = wrap_result(outs, node)
+                if self.keep_plan:
+                    self._keep(node, inputs, params)
+                self._save(node, inputs, (result,), params)
                 return result
         single = type(outs) is not tuple
         if single:
@@ -951,21 +999,31 @@ class General:
         res = [wrap_result(a, node, i) for i, a in enumerate(arrays[:n])]
         if len(arrays) > n:
             res += [wrap(a, mode) for a in arrays[n:]]
+        self._keep(node, inputs, params)
+        if tangents:  # before saving: a saved output keeps the tangent it has when saved
+            self._give_tangents(inputs, res, mode, params)
+        self._save(node, inputs, res, params)
+        return res[0] if single else tuple(res)
+
+    def _keep(self, node: Any, inputs: tuple, params: tuple) -> None:
+        """Give a fresh node its kept values (``keep_plan``)."""
         edges = node.next_functions
         for slot, where, i in self.keep_plan:
             setattr(node, slot, params[i] if where == 0 else
                     inputs[i]._data.shape if where == 1 else inputs[i]._data.size if where == 2
                     else _elem_strides(inputs[i]._data) if edges[i][0] is not None else ())
-        if tangents:  # before saving: a saved output keeps the tangent it has when saved
-            self._give_tangents(inputs, res, mode, params)
+
+    def _save(self, node: Any, inputs: tuple, res: Any, params: tuple) -> None:
+        """Save a fresh node's tensors (``save_plan``): one that a single rule reads only when
+        that rule's input needs a gradient, else None."""
+        edges = node.next_functions
         for slot, where, i, readers in self.save_plan:
-            if readers is not None and all(edges[r][0] is None for r in readers):
-                setattr(node, slot, None)  # no input whose rule reads it needs a gradient
+            if readers is not None and edges[readers[0]][0] is None:
+                setattr(node, slot, None)  # the input whose rule reads it needs no gradient
                 continue
             setattr(node, slot, (None if inputs[i] is None else SavedTensor(inputs[i]))
                     if where == 0 else SavedTensor(res[i], True) if where == 1
                     else save_parameter(params[i]))
-        return res[0] if single else tuple(res)
 
     def _kept(self, name: str, inputs: tuple, params: tuple) -> Any:
         if name in self.params:
@@ -985,8 +1043,7 @@ class General:
     def _give_tangents(self, inputs: tuple, res: list, mode: int, params: tuple) -> None:
         """Note [Tangents computed at once], for every differentiable output."""
         if self.tangent is None:
-            raise NotImplementedError(f"Trying to use forward AD with {self.name} that does "
-                                      "not support it because it has not been implemented yet.")
+            raise forward_ad_missing(self.name)
         outs = res[:self.outputs]
         if all(r._data.dtype.kind not in "fVc" for r in outs):
             return
@@ -1075,7 +1132,7 @@ class ViewEntryNode(Node):
     entry: View  # the class's entry, set when the entry builds the class
     args: tuple  # slots of the built class: the call's arguments, and the input's shape
     self_sym_sizes: tuple
-    saves_self = False  # read by ``unary`` (Note [The per-op path])
+    saves_self = False  # no ``_saved_self`` getter (autograd/graph.py)
     saves_result = False
     holds_saved = False
 
@@ -1110,14 +1167,16 @@ class View:
     - ``derivative``: ``(grad, *kept) -> grad_input`` in npgrad ops (``grad`` is the
       list of the outputs' gradients when ``many``);
     - ``many``: the op returns several views sharing one node (split, unbind), output
-      ``i`` being the ``i``-th; torch forbids writing into those in place.
+      ``i`` being the ``i``-th; torch forbids writing into those in place;
+    - ``hidden``: kept values torch keeps with no ``_saved_`` getter (as General's).
     """
 
     __slots__ = ("name", "signature", "node", "forward", "params", "keeps", "derivative",
                  "many", "kept_index", "sizes")
 
     def __init__(self, signature: str, *, grad_fn: str, forward: Callable, derivative: Callable,
-                 params: tuple = (), keeps: tuple = (), many: bool = False) -> None:
+                 params: tuple = (), keeps: tuple = (), many: bool = False,
+                 hidden: tuple = ()) -> None:
         self.name = signature.split("(", 1)[0]
         self.signature = signature
         self.forward = forward
@@ -1125,6 +1184,9 @@ class View:
         self.params = tuple(params)
         self.keeps = tuple(keeps)
         self.many = many
+        if set(hidden) - set(self.keeps):
+            raise ValueError(f"{grad_fn}: hidden {sorted(set(hidden) - set(self.keeps))} are "
+                             "not kept values")
         for name in self.keeps:
             if name != "self_sym_sizes" and name not in self.params:
                 raise ValueError(f"{grad_fn} keeps {name!r}, which is not one of its params")
@@ -1139,7 +1201,8 @@ class View:
                       "__module__": __name__, "__qualname__": grad_fn,
                       "__doc__": f"The grad_fn of ``{self.name}``, built from its entry."}
         for name, index in zip(self.keeps, self.kept_index):
-            body["_saved_" + name] = _kept_property(name, index)
+            if name not in hidden:  # Note [Kept values read as torch's]
+                body["_saved_" + name] = _kept_property(name, index)
         self.node = type(grad_fn, (ViewEntryNode,), body)
         REGISTRY[grad_fn] = self
 

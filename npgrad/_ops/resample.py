@@ -2,10 +2,15 @@
 
 Note [Resampling as per-axis linear maps]
 Every op here is linear in its input.  Interpolation and reflect/replicate
-padding act on each spatial axis separately: an axis is a dense ``(out, in)``
-matrix (its rows the interpolation weights, torch's source-index rules), or,
-for nearest interpolation and padding, an index array (a gather, so inf and
-NaN stay where they are); the adjoint is the transposed matrix.  Both maps
+padding act on each spatial axis separately: an axis is, for nearest
+interpolation and padding, an index array (a gather), or, for the
+interpolating modes, its taps: an ``(out, k)`` array of source indices and one
+of weights (torch's source-index rules), each output the weighted sum of the
+``k`` inputs it reads.  Taps, not a dense ``(out, in)`` matrix, because a NaN
+or inf must reach only the outputs that read it, as in torch: a dense product
+multiplies every input, and ``0 * nan`` spreads a NaN over the whole row (an
+input read with weight 0 still gives NaN for inf, as torch's ``0 * inf``
+does).  The adjoint is the transposed matrix the taps describe.  Both maps
 are computed again from the op's arguments and the input's sizes (what
 torch's nodes keep), so a node keeps no NumPy arrays of its own.
 
@@ -33,13 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .signature import checker, signature
+from .signature import batchable, checker, signature
 if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._forward import has_tangent
-from .allocation import guarded, wrap_int64
+from .allocation import check_new_sizes, guarded, wrap_int64
+from .checks import not_implemented_for
 from .conv import _pad, _size_str, _windows
 from .registry import General
 
@@ -47,27 +53,41 @@ from .registry import General
 # -- per-axis maps (Note [Resampling as per-axis linear maps]) --------------------------------
 
 def _apply_axes(x: np.ndarray, axes: list) -> np.ndarray:
-    """Apply per-axis maps ``axes`` (one per trailing dim: an index array or a matrix)."""
+    """Apply per-axis maps ``axes`` (one per trailing dim: an index array or taps)."""
     n = len(axes)
     for i, a in enumerate(axes):
         ax = x.ndim - n + i
-        if a.ndim == 1:
+        if isinstance(a, np.ndarray):
             x = np.take(x, a, axis=ax)
-        else:
-            x = np.moveaxis(np.matmul(a.astype(x.dtype), np.moveaxis(x, ax, -2)), -2, ax)
+            continue
+        idx, w = a
+        shape = [1] * x.ndim
+        shape[ax] = idx.shape[0]
+        w = w.astype(x.dtype)
+        with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is NaN, silently
+            out = np.take(x, idx[:, 0], axis=ax) * w[:, 0].reshape(shape)
+            for k in range(1, idx.shape[1]):
+                out += np.take(x, idx[:, k], axis=ax) * w[:, k].reshape(shape)
+        x = out
     return np.ascontiguousarray(x)
+
+
+def _matrix(a: Any, n_in: int) -> np.ndarray:
+    """The dense ``(out, in)`` matrix of an axis map: a gather's one-hot rows, or the taps'."""
+    idx, w = (a[:, None], np.ones((a.size, 1))) if isinstance(a, np.ndarray) else a
+    m = np.zeros((idx.shape[0], n_in))
+    rows = np.broadcast_to(np.arange(idx.shape[0])[:, None], idx.shape)
+    np.add.at(m, (rows, idx), w)
+    return m
 
 
 def _apply_adjoint(g: np.ndarray, axes: list, in_sizes: tuple) -> np.ndarray:
     """The adjoint of ``_apply_axes(., axes)`` on an input of trailing sizes ``in_sizes``."""
     n = len(axes)
     for i, (a, n_in) in enumerate(zip(axes, in_sizes)):
-        if a.ndim == 1:  # a gather: its matrix of one-hot rows
-            m = np.zeros((a.size, n_in))
-            np.add.at(m, (np.arange(a.size), a), 1.0)
-            a = m
+        m = _matrix(a, n_in)
         ax = g.ndim - n + i
-        g = np.moveaxis(np.matmul(a.T.astype(g.dtype), np.moveaxis(g, ax, -2)), -2, ax)
+        g = np.moveaxis(np.matmul(m.T.astype(g.dtype), np.moveaxis(g, ax, -2)), -2, ax)
     return np.ascontiguousarray(g)
 
 
@@ -88,21 +108,20 @@ def _nearest_index(n_in: int, n_out: int, scale: float | None, exact: bool) -> n
     return np.minimum(src.astype(np.int64), n_in - 1)
 
 
-def _linear_matrix(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> np.ndarray:
+def _linear_taps(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> tuple:
+    if n_in == n_out:  # torch copies an axis of unchanged size, whatever the scale given,
+        i = np.arange(n_in)  # reading each input twice (weights 1 and 0: inf gives NaN)
+        return np.stack([i, i], axis=1), np.stack([np.ones(n_in), np.zeros(n_in)], axis=1)
     s = _source_scale(n_in, n_out, align_corners, scale)
     dst = np.arange(n_out, dtype=np.float64)
     src = dst * s if align_corners else np.maximum(s * (dst + 0.5) - 0.5, 0.0)
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     i1 = np.minimum(i0 + 1, n_in - 1)
-    lam = src - i0
-    m = np.zeros((n_out, n_in))
-    rows = np.arange(n_out)
-    np.add.at(m, (rows, i0), 1.0 - lam)
-    np.add.at(m, (rows, i1), lam)
-    return m
+    lam = np.clip(src - i0, 0.0, 1.0)
+    return np.stack([i0, i1], axis=1), np.stack([1.0 - lam, lam], axis=1)
 
 
-def _cubic_matrix(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> np.ndarray:
+def _cubic_taps(n_in: int, n_out: int, align_corners: bool, scale: float | None) -> tuple:
     a = -0.75
     s = _source_scale(n_in, n_out, align_corners, scale)
     dst = np.arange(n_out, dtype=np.float64)
@@ -116,12 +135,8 @@ def _cubic_matrix(n_in: int, n_out: int, align_corners: bool, scale: float | Non
     def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
-    coeffs = (far(t + 1), near(t), near(1 - t), far(2 - t))
-    m = np.zeros((n_out, n_in))
-    rows = np.arange(n_out)
-    for k, c in enumerate(coeffs):
-        np.add.at(m, (rows, np.clip(i - 1 + k, 0, n_in - 1)), c)
-    return m
+    idx = np.stack([np.clip(i - 1 + k, 0, n_in - 1) for k in range(4)], axis=1)
+    return idx, np.stack((far(t + 1), near(t), near(1 - t), far(2 - t)), axis=1)
 
 
 def _upsample_axes(mode: str, in_sizes: tuple, output_size: tuple, align_corners: Any,
@@ -132,9 +147,9 @@ def _upsample_axes(mode: str, in_sizes: tuple, output_size: tuple, align_corners
         if mode in ("nearest", "nearest-exact"):
             axes.append(_nearest_index(n_in, n_out, s, mode == "nearest-exact"))
         elif mode == "bicubic":
-            axes.append(_cubic_matrix(n_in, n_out, bool(align_corners), s))
+            axes.append(_cubic_taps(n_in, n_out, bool(align_corners), s))
         else:
-            axes.append(_linear_matrix(n_in, n_out, bool(align_corners), s))
+            axes.append(_linear_taps(n_in, n_out, bool(align_corners), s))
     return axes
 
 
@@ -269,6 +284,24 @@ def _is_integer(v: Any) -> bool:
                                   and v._data.dtype.kind in "iu")
 
 
+# torch's CPU upsampling kernel of each mode and spatial rank whose dtype dispatch refuses an
+# input first, and the NumPy kinds it has no loop for (uint8 passes the nearest, bilinear
+# and bicubic ones)
+_UPSAMPLE_KERNELS = {
+    ("nearest", 1): ("compute_indices_weights_nearest", "bi"),
+    ("nearest", 2): ("upsample_nearest2d_channels_last", "bi"),
+    ("nearest", 3): ("compute_indices_weights_nearest", "bi"),
+    ("nearest-exact", 1): ("compute_indices_weights_nearest", "bi"),
+    ("nearest-exact", 2): ("upsample_nearest2d_channels_last", "bi"),
+    ("nearest-exact", 3): ("compute_indices_weights_nearest", "bi"),
+    ("linear", 1): ("compute_indices_weights_linear", "biu"),
+    ("bilinear", 2): ("upsample_bilinear2d_channels_last", "bi"),
+    ("bicubic", 2): ("compute_indices_weights_cubic", "bi"),
+    ("trilinear", 3): ("compute_indices_weights_linear", "biu"),
+}
+
+
+@batchable  # Note [Batched values] in npgrad.func._batched
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
@@ -339,6 +372,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
             _AREA_CHECK[2](input, out_size)
         else:
             _AREA_CHECK[1](input, out_size)
+        not_implemented_for("adaptive_avg_pool2d", input._data.dtype, "biu")
         from .conv import adaptive_avg_pool2d
         from .shape import squeeze, unsqueeze
 
@@ -363,11 +397,19 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     out_size = None if out_size is None else [int(v) for v in out_size]
     scales = None if scales is None else [float(v) for v in scales]
     if out_size is None:
-        out_size = [int(math.floor(n * s)) for n, s in zip(spatial, scales)]
+        products = [n * s for n, s in zip(spatial, scales)]
+        if any(not math.isfinite(p) or p >= 2 ** 63 for p in products):
+            # torch's cast of the floored size (an infinite or NaN scale too)
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        out_size = [int(math.floor(p)) for p in products]
     if any(o <= 0 for o in out_size) or any(n <= 0 for n in spatial):
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(map(str, spatial))}) and output "
                            f"({', '.join(map(str, out_size))})")
+    kernel, refused = _UPSAMPLE_KERNELS[mode, dim]
+    not_implemented_for(kernel, input._data.dtype, refused)
+    # the output's sizes, checked as torch's allocator does (a huge size is its RuntimeError)
+    check_new_sizes(tuple(input._data.shape[:2]) + tuple(out_size), input._data.dtype)
     scale_args = tuple(scales) if scales is not None else (None,) * dim
     return entry((input,), (tuple(out_size), *(bool(c) for c in corners), *scale_args))  # type: ignore[no-any-return]
 
@@ -502,6 +544,12 @@ def pad_nonconstant(input: Tensor, pad: Any, mode: str) -> Tensor:
     npad = len(pad)
     _check_nonconstant(x, npad, mode)
     nd = npad // 2
+    # torch's check_valid_input: no empty dim but the batch
+    batched = x.ndim == nd + 2
+    if 0 in (x.shape[1:] if batched else x.shape):
+        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 "
+                           "batch size and other non-zero dimensions for input, but got: "
+                           f"[{', '.join(map(str, x.shape))}]")
     for i in range(nd):
         lo, hi = int(pad[2 * (nd - 1 - i)]), int(pad[2 * (nd - 1 - i) + 1])
         n = x.shape[x.ndim - nd + i]
@@ -509,6 +557,8 @@ def pad_nonconstant(input: Tensor, pad: Any, mode: str) -> Tensor:
             raise RuntimeError(f"Argument #4: Padding size should be less than the "
                                f"corresponding input dimension, but got: padding ({lo}, {hi}) "
                                f"at dimension {x.ndim - nd + i} of input {_size_str(x.shape)}")
+    kernel = "reflection" if mode == "reflect" else "replication"
+    not_implemented_for(f"{kernel}_pad{nd}d", x.dtype, "b")
     padding = tuple(int(v) for v in pad)
     return _PADS[mode, nd]((input,), (padding,))  # type: ignore[no-any-return]
 
@@ -579,6 +629,8 @@ def _shuffle(x: np.ndarray, r: int) -> np.ndarray:
 
 
 def _unshuffle(x: np.ndarray, r: int) -> np.ndarray:
+    if x.size == 0:  # torch returns an empty input's copy, its shape unchanged
+        return x.copy()
     *lead, c, h, w = x.shape
     y = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     k = len(lead)
@@ -614,6 +666,9 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
                            f"input with {x.ndim} dimension(s)")
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if r * r > 2 ** 63 - 1:  # torch squares it in int64, checking for overflow
+        raise ValueError("upscale factor is too large, (upscale_factor)^2 overflowed: "
+                         f"upscale_factor={r}")
     if x.shape[-3] % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
                            "divisible by the square of upscale_factor, but input.size(-3)="

@@ -7,31 +7,21 @@ is a ``View`` entry (Note [A view is an entry] in _ops/registry.py): the entry
 returns a NumPy *view* of its input, shares the version counter and names the
 root tensor as ``_base``; the op's function here checks the arguments (torch's
 errors) and calls the entry.
-The backward of every op that reads a part of its input (select, narrow,
-slicing, diagonal, gather, index_select, indexing) is the same move in the
-other direction: put the gradient into a zero tensor of the input's shape at
-the place it was read from.  ``Region`` describes that place once; the node
-families below use it in both directions, and each is the other's backward,
-so gradients of any order work:
-
-    take   (IndexBackward0, GatherBackward0, ...; the view entries)   reads a region
-    place  (IndexPutImplBackward0, ..., SelectBackwardBackward0)      writes a region into zeros
-
-The place nodes of the view entries (``_ViewPlaceNode``) read the gradient back
-as the same view (``Region.view``), as torch's double backward does.  Regions
-read by advanced indices may repeat positions; their place accumulates
-(``np.add.at``), so a duplicated index receives the sum of its gradients.
+The backward of a view that reads a part of its input (select, slice, narrow,
+diagonal) is an op of its own, torch's ``select_backward`` ... (Note [A view's
+backward is an op]): zeros of the input's shape holding the gradient where the
+view read, whose own backward is the view again, so gradients of any order work.
 """
 from __future__ import annotations
 
 import builtins
 import math
 import warnings
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .signature import checker, signature
+from .signature import batchable, checker, signature
 from .. import _bfloat16, _dtype
 from .._device import check_device, device as _device_cls
 from .._mode import _tls
@@ -40,9 +30,9 @@ if TYPE_CHECKING:
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import INFERENCE_COUNTER, TensorExtra, make_tensor, version_counter, wrap
-from ..autograd.graph import Node, _next_sequence_nr
+from ..autograd.graph import _next_sequence_nr
 from .allocation import check_numel, guarded, wrap_int64
-from ._core import check_not_freed, is_tensor, node_of, unary
+from ._core import is_tensor
 from ._shape_util import parse_shape, wrap_dim, wrap_dims
 from .registry import General, View
 
@@ -78,102 +68,6 @@ def _sum_to(grad: Tensor, shape: tuple) -> Tensor:
                                       if s == 1 and gshape[lead + i] != 1)
     g = _sum(grad, dims, True) if dims else grad
     return view(g, tuple(shape)) if g._data.shape != tuple(shape) else g
-
-
-class ShapeNode(Node):
-    """Base of this module's nodes: they save metadata only, never tensors."""
-
-    __slots__ = ()
-    saves_self = False  # read by ``unary`` (Note [The per-op path])
-    saves_result = False
-    holds_saved = False  # Note [Saved values kept outside SavedTensor] in _core
-
-
-# -- regions: where a take reads and a place writes (Note [Views and regions]) ----------
-
-class Region:
-    """A part of an array: a NumPy index ``key`` or a function returning a writable view.
-
-    ``view``: for the region a view op reads (select, slice, diagonal), that op's entry
-    and its arguments, which read the region of a tensor as a view of it."""
-
-    __slots__ = ("key", "fn", "accumulate", "view")
-
-    def __init__(self, key: Any = None, fn: Callable | None = None,
-                 accumulate: bool = False, view: tuple | None = None) -> None:
-        self.key = key
-        self.fn = fn
-        self.accumulate = accumulate
-        self.view = view
-
-    def get(self, arr: np.ndarray) -> np.ndarray:
-        return self.fn(arr) if self.fn is not None else arr[self.key]
-
-    def put(self, out: np.ndarray, values: np.ndarray) -> None:
-        if self.accumulate:
-            np.add.at(out, self.key, values)
-        elif self.fn is not None:
-            self.fn(out)[...] = values
-        else:
-            out[self.key] = values
-
-
-class _RegionNode(ShapeNode):
-    __slots__ = ("region", "shape")
-    inverse: Any = None  # the node class of this node's backward
-
-    def _setup(self, region: Region, shape: tuple) -> None:
-        self.region = region
-        self.shape = shape
-
-
-class _TakeNode(_RegionNode):
-    """Backward of reading ``region`` of a tensor of ``shape``: place the gradient there."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        if self.holds_saved:
-            check_not_freed(self)
-        return _place(grad, self.shape, self.region, self.inverse),
-
-
-class _PlaceNode(_RegionNode):
-    """Backward of writing into ``region`` of zeros: read the gradient back from there."""
-
-    __slots__ = ()
-
-    def backward(self, grad: Tensor) -> tuple:
-        if self.holds_saved:
-            check_not_freed(self)
-        return _take(grad, self.region, self.inverse),
-
-
-def _take(grad: Tensor, region: Region, cls: type) -> Tensor:
-    """A copy of ``region`` of ``grad`` (recorded as ``cls`` when grad mode is on)."""
-    res = unary(cls, grad, np.array(region.get(grad._data), copy=True))
-    node = node_of(res)
-    if node is not None:
-        node._setup(region, grad._data.shape)
-    return res
-
-
-def _place(grad: Tensor, shape: tuple, region: Region, cls: type) -> Tensor:
-    """Zeros of ``shape`` holding ``grad`` at ``region`` (recorded as ``cls``)."""
-    out = np.zeros(shape, dtype=grad._data.dtype)
-    region.put(out, grad._data)
-    res = unary(cls, grad, out)
-    node = node_of(res)
-    if node is not None:
-        node._setup(region, shape)
-    return res
-
-
-def _region_view(cls: type, input: Tensor, region: Region) -> Tensor:
-    """The view of ``input`` at the region a view op reads (select, slice, diagonal): that
-    op's entry run again (its node is ``cls``)."""
-    entry, args = region.view
-    return entry(input, *args)
 
 
 # -- view / reshape / flatten --------------------------------------------------------
@@ -722,6 +616,7 @@ _SPLIT_WITH_SIZES_CHECK = checker("split_with_sizes(Tensor input, SymIntArrayRef
                                   "int64_t dim=0)")
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """Views of consecutive pieces along ``dim``.
 
@@ -815,11 +710,6 @@ def _diagonal_view(arr: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray
     return np.lib.stride_tricks.as_strided(start, shape, strides, writeable=arr.flags.writeable)
 
 
-def _diagonal_fn(offset: int, d1: int, d2: int) -> Callable:
-    """A function returning the (writable) diagonal view of any array of the input's shape."""
-    return lambda arr: _diagonal_view(arr, offset, d1, d2)
-
-
 def _diagonal_of(a: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
     return _diagonal_view(a, offset, dim1 % a.ndim, dim2 % a.ndim)
 
@@ -909,13 +799,6 @@ DIAGONAL = View("diagonal(Tensor input, int64_t offset=0, int64_t dim1=0, int64_
                 keeps=("self_sym_sizes", "offset", "dim1", "dim2"), derivative=_diagonal_back)
 
 
-def slice_view_region(nd: int, dim: int, start: Any, end: Any, step: int) -> Region:
-    """Where ``slice(dim, start, end, step)`` reads in a tensor of ``nd`` dims, and the view."""
-    start = 0 if start is None else start
-    end = _INT64_MAX if end is None else end
-    return Region(_dim_key(nd, dim, slice(start, end, step)), view=(SLICE, (dim, start, end, step)))
-
-
 def slice_dim(input: Tensor, dim: int, start: Any, stop: Any, step: int = 1) -> Tensor:
     """``input[..., start:stop:step, ...]`` on dim ``dim`` (a view; ``SliceBackward0``); the
     node keeps the bounds as given, an open one as torch keeps it (0, INT64_MAX)."""
@@ -955,14 +838,6 @@ def _narrow_start(input: Tensor, dim: int, start: Any, length: int, copy: bool) 
     return start
 
 
-def narrow_region(input: Tensor, dim: int, start: Any, length: int, copy: bool = False) -> Region:
-    """Where ``narrow`` reads, with its checks (shared with ``narrow_copy``, ``copy=True``,
-    whose kernel checks a too-large ``dim`` and a negative ``length`` its own way)."""
-    begin = _narrow_start(input, dim, start, length, copy)
-    return Region(_dim_key(input._data.ndim, dim, slice(begin, begin + length, 1)),
-                  view=(SLICE, (dim, begin, begin + length, 1)))
-
-
 @signature("select(Tensor input, int64_t dim, SymInt index)")
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at ``index`` of dim ``dim``, which disappears (a view; ``SelectBackward0``)."""
@@ -982,18 +857,6 @@ def _check_select(input: Tensor, dim: int, index: int) -> None:
                          f"{_shape_str(data.shape)} at dimension {d}")
 
 
-def select_view_region(nd: int, dim: int, index: int) -> Region:
-    """Where ``select(dim, index)`` reads in a tensor of ``nd`` dims, and the view itself."""
-    return Region(_dim_key(nd, dim, index), view=(SELECT, (dim, index)))
-
-
-def select_region(input: Tensor, dim: int, index: int) -> Region:
-    """Where ``select`` reads, with its checks (shared with ``select_scatter``)."""
-    index = int(index)
-    _check_select(input, dim, index)
-    return select_view_region(input._data.ndim, dim, index)
-
-
 @signature("diagonal(Tensor input, int64_t offset=0, int64_t dim1=0, int64_t dim2=1)")
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of dims ``dim1``/``dim2`` as a last dim (a view; ``DiagonalBackward0``)."""
@@ -1009,21 +872,11 @@ def _check_diagonal(input: Tensor, dim1: int, dim2: int) -> tuple:
     return d1, d2
 
 
-def diagonal_view_region(offset: int, d1: int, d2: int) -> Region:
-    """Where ``diagonal(offset, d1, d2)`` (dims wrapped) reads, and the view itself."""
-    return Region(fn=_diagonal_fn(offset, d1, d2), view=(DIAGONAL, (offset, d1, d2)))
-
-
-def diagonal_region(input: Tensor, offset: int, dim1: int, dim2: int) -> Region:
-    """Where ``diagonal`` reads, with its checks (shared with ``diagonal_scatter``)."""
-    d1, d2 = _check_diagonal(input, dim1, dim2)
-    return diagonal_view_region(int(offset), d1, d2)
-
-
 # -- flip / gather / index_select --------------------------------------------------------
 
 def _flipped(data: np.ndarray, axes: tuple, dims: tuple) -> np.ndarray:
-    return np.flip(data, axes).copy() if axes else data.copy()
+    # a 0-dim tensor's dim 0 (or -1) is itself: nothing to reverse (NumPy has no axis 0)
+    return np.flip(data, axes).copy() if axes and data.ndim else data.copy()
 
 
 # the node keeps ``dims`` as given (``flip(-1)`` reads 18446744073709551615, as torch's);
@@ -1040,14 +893,6 @@ def flip(input: Tensor, *dims: Any) -> Tensor:
     """Reverse the order along ``dims`` (a copy; grad_fn ``FlipBackward0``)."""
     given = _dims_arg(dims)
     return FLIP((input,), (wrap_dims(given, input._data.ndim), given))  # type: ignore[no-any-return]
-
-
-def _take_forward(cls: type, input: Tensor, region: Region) -> Tensor:
-    res = unary(cls, input, np.array(region.get(input._data), copy=True))
-    node = node_of(res)
-    if node is not None:
-        node._setup(region, input._data.shape)
-    return res
 
 
 # -- clone / contiguous / detach / to ---------------------------------------------------
@@ -1096,7 +941,7 @@ def detach_(input: Tensor) -> Tensor:
     input._output_nr = 0
     extra = input._extra
     if extra is not None:  # detaching drops forward-mode tangents too, as torch's
-        extra.tangent = extra.fw_pending = None
+        extra.tangent = None
     return input
 
 

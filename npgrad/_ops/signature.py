@@ -41,6 +41,14 @@ the text:
   always marked, as in torch).
 - The missing-argument text says "arguments" for one missing argument, as torch's does.
 
+Note [Deprecated overloads]
+Some ops keep an old argument order as a hidden, deprecated overload (``add(Scalar alpha,
+Tensor other)|deprecated``).  It changes the errors of every call: an op with one signature
+raises that signature's own "missing 1 required positional arguments", an op with several the
+"invalid combination" listing of its visible ones (``t.add()``).  npgrad lists these overloads
+for that text only: they never bind, so a call in the old order is refused rather than run
+with its arguments in the wrong places.
+
 Note [The check's cost]
 The check runs on every decorated call, so its common case is short: positional arguments only,
 each of a plain accepted type (``type(x) is int``, ``isinstance(x, Tensor)``, ...), the rest of
@@ -58,6 +66,7 @@ body) call the body directly: ``unchecked(op)``.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 from typing import Any, Callable, ParamSpec, Sequence, TypeVar
 
@@ -335,13 +344,14 @@ class Param:
             test = (f"isinstance({var}, _TENSOR)" if self.ok is _ok_tensor
                     else f"(isinstance({var}, _TENSOR) or type({var}) in _NUMBER_TYPES)")
         elif kind == "int64_t" or kind == "SymInt":
-            test = f"type({var}) is int"
+            test = f"(type({var}) is int and {_INT64_MIN} <= {var} <= {_INT64_MAX})"
         elif kind == "bool":
             test = f"({var} is True or {var} is False)"
         elif kind == "double":
             test = f"(type({var}) is float or type({var}) is int)"
         elif kind == "Scalar":
-            test = f"type({var}) in _NUMBER_TYPES"
+            test = (f"(type({var}) in _NUMBER_TYPES and (type({var}) is not int or "
+                    f"{_INT64_MIN} <= {var} < {_UINT64_END}))")
         elif kind == "ScalarType":
             test = f"type({var}) is _DTYPE"
         else:
@@ -352,6 +362,9 @@ class Param:
 
 _NUMBER_TYPES = frozenset((int, float, bool, complex))
 _DTYPE = _dtype.dtype
+# the range of a Python int torch's parser converts: int64 for an int, int64 or uint64 for a
+# Scalar (Note [Python ints as scalars] in _ops/_core.py)
+_INT64_MIN, _INT64_MAX, _UINT64_END = -2 ** 63, 2 ** 63 - 1, 2 ** 64
 
 
 def _all_ints(o: Any, size: int) -> bool:
@@ -360,7 +373,7 @@ def _all_ints(o: Any, size: int) -> bool:
             if type(item) is not int:
                 return False
         return True
-    return size > 0 and type(o) is int
+    return size > 0 and type(o) is int and _INT64_MIN <= o <= _INT64_MAX
 
 
 def _all_tensors(o: Any) -> bool:
@@ -403,20 +416,48 @@ def _int_list_element_ok(item: Any) -> bool:
     return _check_index(item)
 
 
+def _int_kind(p: Param) -> bool:
+    return p.int_list or p.kind in ("int64_t", "SymInt")
+
+
+def _needs_int(o: Any) -> bool:
+    """Whether an object bound to an int (or int-list) parameter is not yet what the op gets."""
+    if isinstance(o, (tuple, list)):
+        return any(_needs_int(item) for item in o)
+    return isinstance(o, (np.integer, _TENSOR))
+
+
+def _as_int(o: Any) -> Any:
+    return operator.index(o) if isinstance(o, (np.integer, _TENSOR)) else o
+
+
+def _as_ints(items: Sequence) -> tuple:
+    return tuple(_as_int(o) for o in items)
+
+
+def _as_int_value(o: Any) -> Any:
+    if isinstance(o, (tuple, list)):
+        return _as_ints(o) if _needs_int(o) else o
+    return _as_int(o)
+
+
 class Signature:
     """One overload: ``name(params)``, parsed from torch's signature grammar."""
 
     __slots__ = ("name", "params", "min_args", "max_args", "max_pos_args", "hidden",
-                 "varargs_int_list", "text", "_int_lists", "binds_fast", "aliases", "positional")
+                 "deprecated", "varargs_int_list", "text", "_int_lists", "binds_fast", "aliases",
+                 "positional", "_ints", "_int_positions", "_int_names")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.hidden = False
+        self.deprecated = False
         body = text
         for suffix in ("|hidden", "|deprecated"):
             if body.endswith(suffix):
                 body = body[: -len(suffix)]
                 self.hidden = True
+                self.deprecated = suffix == "|deprecated"
         open_paren = body.index("(")
         if not body.endswith(")"):
             raise ValueError(f"malformed signature: {text!r}")
@@ -437,6 +478,13 @@ class Signature:
         self.varargs_int_list = self.max_pos_args == 1 and params[0].int_list
         positional = [p for p in params if not p.keyword_only]
         self._int_lists = any(p.int_list for p in params)
+        self._ints = any(p.int_list or p.kind in ("int64_t", "SymInt", "Scalar")
+                         for p in params)
+        # the int and Scalar parameters, so ``parsed`` visits only their arguments
+        self._int_positions = tuple((k, p) for k, p in enumerate(positional)
+                                    if p.int_list or p.kind in ("int64_t", "SymInt", "Scalar"))
+        self._int_names = {p.name: p for p in params
+                           if p.int_list or p.kind in ("int64_t", "SymInt", "Scalar")}
         # numpy-style keyword spellings -> the parameter's own name (torch accepts both)
         self.aliases = {alias: p.name for p in params for alias in p.numpy_names}
         self.positional = tuple(positional)
@@ -508,6 +556,10 @@ class Signature:
                 arg_pos += 1
             elif obj is not _MISSING:
                 remaining -= 1
+        if arg_pos < nargs:  # a list at position 0 and more positional arguments: view((2,), 3)
+            if raise_error:
+                self._extra_args(nargs)
+            return False
         if remaining > 0:
             if raise_error:
                 self._extra_kwargs(kwargs, nargs)
@@ -522,6 +574,62 @@ class Signature:
             return kwargs
         return {aliases.get(k, k) if aliases.get(k, k) not in kwargs else k: v
                 for k, v in kwargs.items()}
+
+    def parsed(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The arguments as torch's parser hands them to the op: numpy-style keywords renamed
+        (``canonical``), and an int parameter bound from a NumPy integer or an integer tensor
+        (alone, in an int list, or as the list's separate arguments: ``new_ones(tensor(2))``)
+        given a Python int, as torch's C++ op receives ``int64_t``."""
+        kwargs = self.canonical(kwargs)
+        if not self._ints:
+            return args, kwargs
+        if self.varargs_int_list and len(args) > 1:
+            self._check_int_ranges(args, kwargs)
+            return _as_ints(args), kwargs  # the ints as separate arguments: view(3, 2)
+        nargs = len(args)
+        convert = False
+        for k, param in self._int_positions:
+            if k < nargs:
+                convert = self._check_int(param, args[k]) or convert
+        names = self._int_names
+        convert_kw = False
+        for key, value in kwargs.items():
+            named = names.get(key)
+            if named is not None:
+                convert_kw = self._check_int(named, value) or convert_kw
+        if convert:
+            args = tuple(_as_int_value(a) if _int_kind(p) else a
+                         for p, a in zip(self.positional, args)) + args[len(self.positional):]
+        if convert_kw:
+            kwargs = {k: _as_int_value(v) if k in names and _int_kind(names[k]) else v
+                      for k, v in kwargs.items()}
+        return args, kwargs
+
+    @staticmethod
+    def _check_int(param: Param, obj: Any) -> bool:
+        """torch's conversion of one argument bound to an int or Scalar parameter: a Python
+        int out of range raises (a Scalar takes [-2**63, 2**64), an int int64, as the op's C++
+        arguments); returns whether an int parameter got a NumPy integer or an integer
+        tensor to turn into a Python int."""
+        if type(obj) is int:
+            if param.kind == "Scalar":
+                if obj >= _UINT64_END:
+                    raise OverflowError("int too big to convert")
+                if obj < _INT64_MIN:
+                    raise OverflowError("can't convert negative int to unsigned")
+            elif not _INT64_MIN <= obj <= _INT64_MAX:  # an int, or an int list's one int
+                raise ValueError("Overflow when unpacking long long")
+            return False
+        return _int_kind(param) and _needs_int(obj)
+
+    def _check_int_ranges(self, args: tuple, kwargs: dict) -> None:
+        """``_check_int`` over every argument bound to an int or Scalar parameter."""
+        for k, param in self._int_positions:
+            if k < len(args):
+                self._check_int(param, args[k])
+        for key, value in kwargs.items():
+            if key in self._int_names:
+                self._check_int(self._int_names[key], value)
 
     def unpack(self, args: tuple, kwargs: dict) -> None:
         """The element checks torch runs when it unpacks a bound int list."""
@@ -631,7 +739,7 @@ _MISSING = _Missing()
 class Overloads:
     """All overloads of one function or method, checked as torch's parser checks them."""
 
-    __slots__ = ("name", "signatures", "visible", "_single", "_first", "binds_fast")
+    __slots__ = ("name", "signatures", "visible", "_single", "_first", "_binding", "binds_fast")
 
     def __init__(self, signatures: Sequence[Signature]) -> None:
         if not signatures:
@@ -639,9 +747,11 @@ class Overloads:
         self.signatures = tuple(signatures)
         self.name = self.signatures[0].name
         self.visible = tuple(s for s in self.signatures if not s.hidden)
+        # Note [Deprecated overloads]: they only make the op one of several overloads
         self._single = len(self.signatures) == 1
         self._first = self.signatures[0]
-        self.binds_fast = compile_fast(self.signatures)
+        self._binding = tuple(s for s in self.signatures if not s.deprecated)
+        self.binds_fast = compile_fast(self._binding)
 
     @classmethod
     def parse(cls, texts: Sequence[str]) -> Overloads:
@@ -652,7 +762,10 @@ class Overloads:
         return ``kwargs`` with numpy-style spellings renamed (Signature.canonical)."""
         if self.binds_fast(args, kwargs):
             return kwargs
-        return self.match(args, kwargs).canonical(kwargs)
+        sig = self.match(args, kwargs)
+        if sig._ints:
+            sig._check_int_ranges(args, kwargs)
+        return sig.canonical(kwargs)
 
     def match(self, args: tuple, kwargs: dict) -> Signature:
         """The overload the call binds to (torch's choice), or torch's TypeError."""
@@ -662,7 +775,7 @@ class Overloads:
             if sig._int_lists:
                 sig.unpack(args, kwargs)
             return sig
-        for sig in self.signatures:
+        for sig in self._binding:
             if sig.bind(args, kwargs, False):
                 if sig._int_lists:
                     sig.unpack(args, kwargs)
@@ -878,10 +991,11 @@ def signature(*texts: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
                 if out is not NOT_BATCHED:
                     return out  # type: ignore[no-any-return]
             if not fast(args, kwargs):
-                kwargs = match(args, kwargs).canonical(kwargs)  # type: ignore[assignment]
+                args, kwargs = match(args, kwargs).parsed(args, kwargs)  # type: ignore[assignment]
             return fn(*args, **kwargs)
 
         checked.__signature_overloads__ = lazy  # type: ignore[attr-defined]
+        checked.__signature_decorator__ = signature  # type: ignore[attr-defined]
         return checked
     return decorate
 
@@ -906,6 +1020,7 @@ def method_signature(*texts: str) -> Callable[[Callable[_P, _R]], Callable[_P, _
                 return fn(self)  # type: ignore[call-arg]
 
             no_args.__signature_overloads__ = lazy  # type: ignore[attr-defined]
+            no_args.__signature_decorator__ = method_signature  # type: ignore[attr-defined]
             return no_args  # type: ignore[return-value]
 
         fast: Callable[[tuple, dict], bool]
@@ -929,12 +1044,35 @@ def method_signature(*texts: str) -> Callable[[Callable[_P, _R]], Callable[_P, _
                 if out is not NOT_BATCHED:
                     return out
             if not fast(args, kwargs):
-                kwargs = match(args, kwargs).canonical(kwargs)
+                args, kwargs = match(args, kwargs).parsed(args, kwargs)
             return fn(self, *args, **kwargs)  # type: ignore[arg-type]
 
         checked.__signature_overloads__ = lazy  # type: ignore[attr-defined]
+        checked.__signature_decorator__ = method_signature  # type: ignore[attr-defined]
         return checked  # type: ignore[return-value]
     return decorate
+
+
+# Note [An alias has its own name in the errors]
+# torch binds each of its names for an op separately (``arccos`` beside ``acos``,
+# ``special.erf`` as ``special_erf``, ``Tensor.multiply`` with its own two overloads), so an
+# error names the spelling the user called: "TensorBase.arccos() takes no arguments (1 given)",
+# "special_erf() missing 1 required positional arguments: \"input\"".  ``renamed`` gives a
+# decorated op a second entry point with the alias's strings and the same body.
+
+def renamed(fn: Callable[_P, _R], name: str, *texts: str) -> Callable[_P, _R]:
+    """``fn`` (decorated by ``signature`` or ``method_signature``) under torch's other name
+    ``name``: ``texts`` are that name's signature strings, by default ``fn``'s renamed
+    (Note [An alias has its own name in the errors])."""
+    decorator = fn.__signature_decorator__  # type: ignore[attr-defined]
+    if not texts:
+        own = fn.__signature_overloads__.texts  # type: ignore[attr-defined]
+        texts = tuple(name + text[text.index("("):] for text in own)
+    alias: Callable[_P, _R] = decorator(*texts)(unchecked(fn))
+    alias.__name__ = name
+    alias.__qualname__ = alias.__qualname__.rpartition(".")[0] + "." + name \
+        if "." in alias.__qualname__ else name
+    return alias
 
 
 # Note [Checking a C op called mid-function]

@@ -35,6 +35,7 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
 from ._shape_util import wrap_dim
+from .checks import forward_ad_missing, not_implemented_for
 from .indexing import gather, scatter
 from .registry import General, refuse_complex
 from .reduction import _ones_as, _return_type, _single_dim, evenly_distribute
@@ -200,6 +201,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     n = 1 if d is None else data.shape[d]
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if data.dtype.kind == "b":  # after the argument checks, as torch's kernel
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if d is None:
         return _finish_pair(TOPK, return_type_topk, input, data.copy(),
                             np.zeros((), np.int64), (dim,))
@@ -209,8 +212,9 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
 
 def _pick_rank(op: str, entry: General, rtype: type, input: Tensor, rank: Any, dim: int,
-               keepdim: bool, data: np.ndarray | None = None) -> Any:
-    """The element of sorted position ``rank`` (an int or, per slice, an array) along ``dim``."""
+               keepdim: bool, data: np.ndarray | None = None, ties: Any = None) -> Any:
+    """The element of sorted position ``rank`` (an int or, per slice, an array) along ``dim``
+    (``ties(data, d, idx)``: which of equal elements' indices to give, when not the first)."""
     data = input._data if data is None else data
     d = _single_dim(op, data.ndim, dim)
     if d is None:
@@ -220,6 +224,8 @@ def _pick_rank(op: str, entry: General, rtype: type, input: Tensor, rank: Any, d
     pos = np.expand_dims(np.asarray(rank), d) if np.ndim(rank) else np.full(
         order.shape[:d] + (1,) + order.shape[d + 1:], rank)
     idx = np.take_along_axis(order, pos.astype(np.int64), axis=d)
+    if ties is not None:
+        idx = ties(data, d, idx)
     values = np.take_along_axis(input._data, idx, axis=d)
     if not keepdim:
         idx, values = np.squeeze(idx, d), np.squeeze(values, d)
@@ -246,10 +252,76 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
                        data.dtype)
     d = wrap_dim(dim, data.ndim)
     n = data.shape[d] if data.ndim else 1
+    if n == 0:  # torch's reduction check comes before its check of k
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    not_implemented_for("kthvalue_cpu", data.dtype, "b")
     return _pick_rank("kthvalue", KTHVALUE, return_type_kthvalue, input, k - 1, dim,
-                      keepdim)
+                      keepdim, ties=lambda a, ax, idx: _quick_select_ties(a, ax, idx, k - 1))
+
+
+# Note [kthvalue's index among equal values]
+# torch's CPU kthvalue runs a quickselect (median-of-three pivot, Hoare partition, NaN
+# above every number) on each slice, and gives the index of the element that lands at
+# position k - 1: among equal values, not the first.  The value is the sorted one either
+# way, so only slices where it repeats replay torch's steps (``_quick_select``).
+def _gt_or_nan(x: Any, y: Any) -> bool:
+    return bool((x != x and y == y) or x > y)
+
+
+def _quick_select(row: list, k: int) -> int:
+    """The original index torch's quickselect leaves at position ``k`` of ``row``."""
+    arr, ind = list(row), list(range(len(row)))
+
+    def swap(i: int, j: int) -> None:
+        arr[i], arr[j] = arr[j], arr[i]
+        ind[i], ind[j] = ind[j], ind[i]
+
+    lo, hi = 0, len(arr) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if _gt_or_nan(arr[lo], arr[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if _gt_or_nan(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if _gt_or_nan(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if _gt_or_nan(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, arr[lo]
+        while True:
+            i += 1
+            while _gt_or_nan(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while _gt_or_nan(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return ind[k]
+
+
+def _quick_select_ties(data: np.ndarray, d: int, idx: np.ndarray, k: int) -> np.ndarray:
+    rows = np.moveaxis(data, d, -1)
+    n = rows.shape[-1]
+    rows = rows.reshape(-1, n)
+    flat = np.moveaxis(idx, d, -1).reshape(-1).copy()
+    v = rows[np.arange(rows.shape[0]), flat][:, None]
+    same = rows == v
+    if rows.dtype.kind == "f":
+        same |= np.isnan(rows) & np.isnan(v)
+    for r in np.flatnonzero(same.sum(-1) > 1):
+        flat[r] = _quick_select(rows[r].tolist(), k)
+    return np.moveaxis(flat.reshape(np.moveaxis(idx, d, -1).shape), -1, d)
 
 
 # -- median / nanmedian --------------------------------------------------------------------------
@@ -312,6 +384,7 @@ def _median(op: str, input: Tensor, dim: Any, keepdim: bool, nan_skip: bool) -> 
         if data.size == 0:
             out = np.asarray(np.nan, dtype=data.dtype)
             return (NANMEDIAN if nan_skip else MEDIAN).record((input,), out)
+        not_implemented_for("median_cpu", data.dtype, "b")
         flat = np.sort(data.reshape(-1), kind="stable")  # NaNs last
         n = flat.size
         if nan_skip:
@@ -324,6 +397,7 @@ def _median(op: str, input: Tensor, dim: Any, keepdim: bool, nan_skip: bool) -> 
         return (NANMEDIAN if nan_skip else MEDIAN).record((input,), out)
     d = _single_dim(op, data.ndim, dim)
     _check_median_nonempty(op, data, d)
+    not_implemented_for("median_out", data.dtype, "b")
     rtype = return_type_nanmedian if nan_skip else return_type_median
     entry = NANMEDIAN_DIM if nan_skip else MEDIAN_DIM
     if d is None:
@@ -344,6 +418,29 @@ def _median(op: str, input: Tensor, dim: Any, keepdim: bool, nan_skip: bool) -> 
 MODE = _pick_entry("mode(Tensor input, int64_t dim=-1, bool keepdim=False, *, "
                    "TensorList[2] out=None)", "ModeBackward0", keepdim=True)
 ModeBackward0 = MODE.node
+
+
+# Note [mode with NaN]
+# torch's CPU mode sorts each row with ``std::sort`` on ``a < b`` and takes the longest run
+# of ``==`` values.  A NaN compares false both ways, so where it lands depends on the sort's
+# steps: for rows of up to 16 elements libstdc++ runs a plain insertion sort, replayed by
+# ``_insertion_order`` (``mode([nan, inf, -inf])`` is NaN at index 0, not -inf).  Longer
+# rows with NaN keep NumPy's order (NaN last), which may pick another tie than torch.
+def _insertion_order(row: np.ndarray) -> np.ndarray:
+    order = list(range(row.size))
+    for i in range(1, row.size):
+        item = order[i]
+        v = row[item]
+        if v < row[order[0]]:  # libstdc++'s __insertion_sort: a new minimum moves to front
+            order[1:i + 1] = order[0:i]
+            order[0] = item
+            continue
+        j = i
+        while v < row[order[j - 1]]:  # __unguarded_linear_insert
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = item
+    return np.array(order, dtype=np.int64)
 
 
 @signature("mode(Tensor input, int64_t dim=-1, bool keepdim=False, *, TensorList[2] out=None)")
@@ -368,15 +465,18 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     moved = np.moveaxis(data, d, -1)
     rows = moved.reshape(-1, moved.shape[-1])
     best_idx = np.empty(rows.shape[0], np.int64)
+    nan_rows = np.isnan(rows).any(axis=-1) if rows.dtype.kind == "f" else None
     for r, row in enumerate(rows):
-        order = np.argsort(row, kind="stable")
+        short_nan = nan_rows is not None and nan_rows[r] and row.size <= 16
+        order = _insertion_order(row) if short_nan else np.argsort(row, kind="stable")
         s = row[order]
-        # runs of equal values in sorted order: the longest, the first (smallest) on ties
+        # runs of equal values in sorted order (a NaN is a run of its own): the longest,
+        # the first (smallest) on ties
         starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
         lengths = np.diff(np.r_[starts, s.size])
         run = int(np.argmax(lengths))
         members = order[starts[run]:starts[run] + lengths[run]]
-        best_idx[r] = members.max()
+        best_idx[r] = members[-1] if short_nan else members.max()
     idx = np.moveaxis(best_idx.reshape(moved.shape[:-1] + (1,)), -1, d)
     values = np.take_along_axis(data, idx, axis=d)
     if not keepdim:
@@ -386,20 +486,13 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
 
 # -- unique / bincount / histc / logspace (no gradient) --------------------------------------------
 
-_FORWARD_AD_MISSING = (
-    "Trying to use forward AD with {op} that does not support it because it has not been "
-    "implemented yet.\nPlease file an issue to PyTorch at "
-    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
-    "prioritize its implementation or submit a PR adding the implementation to derivatives.yaml")
-
-
 def _no_derivative(op: str) -> Any:
     """torch's backward of an op recorded without a derivative (unique's ops)."""
     raise NotImplementedError(f"the derivative for '{op}' is not implemented.")
 
 
 def _no_tangent(op: str) -> Any:
-    raise NotImplementedError(_FORWARD_AD_MISSING.format(op=op))
+    raise forward_ad_missing(op)
 
 
 UNIQUE2 = General(

@@ -54,11 +54,13 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
 from .._tensor_base import wrap
 from ..autograd.graph import edge_of
 from ._core import Node, saved
+from ._shape_util import broadcast_shapes
+from .checks import forward_ad_missing
 from .signature import signature
 from ..autograd.graph import SavedTensor
-from . import pointwise as _pointwise, shape as _shape
+from . import pointwise as _pointwise, registry as _registry, shape as _shape
 from .matmul import MmBackward0, _elem_strides, mm as dense_mm
-from .pointwise import AddBackward0, DivBackward0, MulBackward0
+from .pointwise import AddBackward0, DivBackward0, MulBackward0, SubBackward0
 from .reduction import SumBackward0, sum as dense_sum
 from .shape import CLONE
 
@@ -170,6 +172,14 @@ def make_sparse(indices: np.ndarray, values: np.ndarray, shape: tuple,
     t._sp_indices = indices
     t._sp_values = values
     t._coalesced = coalesced
+    t._fresh = False
+    return t
+
+
+def _fresh(t: SparseTensor) -> SparseTensor:
+    """Mark ``t`` as made by its op over indices of its own (Note [The first sparse gradient
+    of a leaf])."""
+    t._fresh = True
     return t
 
 
@@ -201,11 +211,7 @@ def _refuse_tangents(cls: type, inputs: tuple) -> None:
     if any(isinstance(x, Tensor) and has_tangent(x) for x in inputs) \
             and not _tls.mode & INFERENCE:
         name = _ATEN_NAMES.get(cls.__name__, cls.__name__)
-        raise NotImplementedError(
-            f"Trying to use forward AD with {name} that does not support it because it has not "
-            "been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
-            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
-            "its implementation or submit a PR adding the implementation to derivatives.yaml")
+        raise forward_ad_missing(name)
 
 
 def _recorded(cls: type, inputs: tuple, result: Tensor) -> Any:
@@ -436,7 +442,7 @@ class ToDenseBackward0(Node):
 
     def backward(self, grad: Tensor) -> tuple:
         s = saved(self, "self_")
-        return sparse_mask(_dense(grad), _coalesced_indices(s), s._data.shape),
+        return _fresh(sparse_mask(_dense(grad), _coalesced_indices(s), s._data.shape)),
 
 
 def sparse_mask(dense: Tensor, indices: np.ndarray, shape: tuple) -> SparseTensor:
@@ -544,7 +550,7 @@ def _merge(a: SparseTensor, b: SparseTensor, alpha: Any) -> tuple:
     return _unlinear(lin, sparse_shape), vals
 
 
-def add(a: SparseTensor, other: Any, alpha: Any = 1, cls: Any = None) -> Tensor:
+def add(a: SparseTensor, other: Any, alpha: Any = 1, cls: Any = None) -> SparseTensor:
     """``a + alpha * other`` for a sparse ``a``: sparse + sparse is sparse."""
     if type(other) is not SparseTensor:
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
@@ -561,8 +567,10 @@ def add(a: SparseTensor, other: Any, alpha: Any = 1, cls: Any = None) -> Tensor:
     return res
 
 
-def add_dense(dense: Any, s: Any, alpha: Any = 1) -> Tensor:
-    """``dense + alpha * s``: a dense tensor."""
+def add_dense(dense: Any, s: Any, alpha: Any = 1, cls: Any = None,
+              kept_alpha: Any = None) -> Tensor:
+    """``dense + alpha * s``: a dense tensor (``cls``: SubBackward0 for ``dense - s``, which
+    keeps its own ``kept_alpha``)."""
     if not isinstance(dense, Tensor):
         raise unsupported("add")
     if dense._data.shape != s._data.shape:
@@ -573,9 +581,9 @@ def add_dense(dense: Any, s: Any, alpha: Any = 1) -> Tensor:
     _check_bounds(s._sp_indices, s._data.shape[:s.sparse_dim()])
     np.add.at(out, tuple(s._sp_indices), s._sp_values * alpha)
     res = wrap(out, _tls.mode)
-    node = _recorded(AddBackward0, (dense, s), res)
+    node = _recorded(cls or AddBackward0, (dense, s), res)
     if node is not None:
-        node.alpha = alpha
+        node.alpha = alpha if kept_alpha is None else kept_alpha
     return res
 
 
@@ -584,13 +592,13 @@ def _number(other: Any) -> Any:
         if type(other) is SparseTensor or other._data.ndim:
             raise unsupported()
         return other._data.item()
-    if isinstance(other, (bool, int, float)):
+    if isinstance(other, (bool, int, float, complex)):
         return other
     raise TypeError(f"unsupported operand type for sparse tensor: '{type(other).__name__}'")
 
 
 def _scaled(cls: type, s: SparseTensor, other: Any, values: np.ndarray) -> SparseTensor:
-    res = make_sparse(s._sp_indices, values, s._data.shape, s._coalesced)
+    res = _fresh(make_sparse(s._sp_indices, values, s._data.shape, s._coalesced))
     # torch records the number as a second (wrapped, gradient-less) input
     node = _recorded(cls, (s, None), res)
     if node is not None:
@@ -598,15 +606,108 @@ def _scaled(cls: type, s: SparseTensor, other: Any, values: np.ndarray) -> Spars
     return res
 
 
-def mul(s: SparseTensor, other: Any) -> SparseTensor:
-    """``s * number``: the values scaled (dtype promoted as torch's)."""
+def mul(s: SparseTensor, other: Any, reflected: bool = False) -> SparseTensor:
+    """``s * other`` (``other * s`` when ``reflected``): a number or a 0-dim tensor without
+    grad scales the values; a tensor is Note [Sparse products]'s."""
+    if isinstance(other, Tensor) and (type(other) is SparseTensor or other._data.ndim
+                                      or other._requires_grad):
+        return _mul_tensor(s, other, reflected)
     k = _number(other)
     vals = s._sp_values
     out_dt = _dtype.result_type_np((np.empty((1,), vals.dtype), k))
     return _scaled(MulBackward0, s, k, np.asarray(vals * k, dtype=out_dt))
 
 
+# Note [Sparse products]
+# ``sparse * dense`` keeps the sparse operand's entries as they are (duplicates too), each
+# value times the dense tensor at its index (broadcast to the sparse shape); the result is
+# coalesced when the sparse operand is.  ``sparse * sparse`` of two coalesced operands is
+# their intersection (coalesced).  Otherwise torch keeps the entries of the uncoalesced
+# operand (of both uncoalesced ones, the one with fewer entries; on a tie the second), each
+# times the other's coalesced value at its index or 0 where the other has none, and the
+# result is not coalesced.  Both record the dense product's MulBackward0, whose rules
+# (``grad * other``, ``grad * self``) are products of this kind again.
+
+def _lookup(t: SparseTensor, linear: np.ndarray) -> np.ndarray:
+    """``t``'s coalesced values at the linear indices ``linear`` (zeros where it has none)."""
+    sparse_shape = t._data.shape[:t.sparse_dim()]
+    indices, vals = (t._sp_indices, t._sp_values) if t._coalesced else \
+        _coalesce_arrays(t._sp_indices, t._sp_values, t._data.shape)
+    own = _linear(indices, sparse_shape)
+    at = np.clip(np.searchsorted(own, linear), 0, max(own.size - 1, 0))
+    found = (own[at] == linear) if own.size else np.zeros(linear.shape, bool)
+    out = np.zeros((linear.size,) + vals.shape[1:], vals.dtype)
+    out[found] = vals[at[found]]
+    return out
+
+
+def _sparse_product(a: SparseTensor, b: SparseTensor) -> tuple:
+    """The indices, values, coalesced flag and ``_fresh`` mark of ``a * b`` (Note [Sparse
+    products])."""
+    if a._data.shape != b._data.shape:
+        raise RuntimeError(f"mul(sparse, sparse): expected sizes of 'self' and 'other' to "
+                           f"match, but {list(a._data.shape)} != {list(b._data.shape)}")
+    if a.sparse_dim() != b.sparse_dim():
+        raise RuntimeError("mul(sparse, sparse): expected sparse_dim of 'self' and 'other' "
+                           f"to match, but {a.sparse_dim()} != {b.sparse_dim()}")
+    sparse_shape = a._data.shape[:a.sparse_dim()]
+    dt = np.result_type(a._sp_values, b._sp_values)
+    if a._coalesced and b._coalesced:
+        la, lb = _linear(a._sp_indices, sparse_shape), _linear(b._sp_indices, sparse_shape)
+        common, ia, ib = np.intersect1d(la, lb, assume_unique=True, return_indices=True)
+        vals = a._sp_values[ia].astype(dt) * b._sp_values[ib].astype(dt)
+        # torch selects the common entries from the smaller operand: when some are left out
+        # its indices are a narrowed (non-contiguous) selection, which AccumulateGrad copies
+        # (Note [The first sparse gradient of a leaf])
+        fresh = common.size == min(a._nnz(), b._nnz())
+        return _unlinear(common, sparse_shape), vals, True, fresh
+    if a._coalesced or (not b._coalesced and b._nnz() <= a._nnz()):
+        keep, other = b, a
+    else:
+        keep, other = a, b
+    linear = _linear(keep._sp_indices, sparse_shape)
+    kv, ov = keep._sp_values.astype(dt), _lookup(other, linear).astype(dt)
+    vals = kv * ov if keep is a else ov * kv
+    return keep._sp_indices.copy(), vals, False, True
+
+
+def _dense_product(s: SparseTensor, d: Tensor, reflected: bool) -> tuple:
+    """The values and dtype of ``s * d`` for a dense ``d`` broadcast to ``s``'s shape."""
+    shape = s._data.shape
+    dd = d._data
+    if broadcast_shapes(tuple(dd.shape), shape) != shape:
+        raise NotImplementedError("npgrad: a sparse tensor times a dense tensor of a larger "
+                                  "broadcast shape is not implemented")
+    gathered = np.broadcast_to(dd, shape)[tuple(s._sp_indices)]
+    dt = _dtype.result_type_np((np.empty((1,), s._sp_values.dtype), dd))
+    vals, gathered = s._sp_values.astype(dt), gathered.astype(dt)
+    return gathered * vals if reflected else vals * gathered
+
+
+def _mul_tensor(s: SparseTensor, other: Tensor, reflected: bool) -> SparseTensor:
+    if type(other) is SparseTensor:
+        a, b = (other, s) if reflected else (s, other)
+        indices, vals, coalesced, fresh = _sparse_product(a, b)
+    else:
+        indices, coalesced = s._sp_indices.copy(), s._coalesced
+        vals = _dense_product(s, other, reflected)
+        fresh = True
+    res = make_sparse(indices, np.ascontiguousarray(vals), s._data.shape, coalesced)
+    res._fresh = fresh  # Note [The first sparse gradient of a leaf]
+    inputs = (other, s) if reflected else (s, other)
+    node = _recorded(MulBackward0, inputs, res)
+    if node is not None:
+        node.save(inputs[0], inputs[1], res)
+    return res
+
+
+_DIVISION_MSG = ("Sparse division requires a scalar or zero-dim dense tensor divisor (got "
+                 "shape {shape} for divisor)")
+
+
 def div(s: SparseTensor, other: Any) -> SparseTensor:
+    if isinstance(other, Tensor) and other._data.ndim:
+        raise RuntimeError(_DIVISION_MSG.format(shape=list(other._data.shape)))
     k = _number(other)
     vals = s._sp_values
     out_dt = _dtype.float_result_np(_dtype.result_type_np((np.empty((1,), vals.dtype), k)))
@@ -614,10 +715,223 @@ def div(s: SparseTensor, other: Any) -> SparseTensor:
         return _scaled(DivBackward0, s, k, np.asarray(vals / k, dtype=out_dt))
 
 
+def rdiv(s: SparseTensor, other: Any) -> Tensor:
+    """``other / s``: torch divides by a sparse tensor nowhere."""
+    raise RuntimeError(_DIVISION_MSG.format(shape=list(s._data.shape)))
+
+
 def neg(s: SparseTensor) -> SparseTensor:
-    res = make_sparse(s._sp_indices, -s._sp_values, s._data.shape, s._coalesced)
+    res = _fresh(make_sparse(s._sp_indices, -s._sp_values, s._data.shape, s._coalesced))
     _recorded(NegBackward0, (s,), res)
     return res
+
+
+# -- elementwise ops on the values -----------------------------------------------------
+
+# Note [Sparse inputs of elementwise entries]
+# torch computes the one-input ops with ``f(0) == 0`` on the values of the coalesced
+# input (the result is coalesced; ``neg`` alone keeps the input's entries as they are),
+# recording the dense op's node (AbsBackward0, PowBackward0 for ``square`` ...).  Those
+# nodes' rules then run on sparse tensors, and what a sparse tensor lacks decides their
+# fate, table below: some give the gradient at the input's entries (``rule``), the
+# piecewise-constant ones an empty sparse gradient (``zero``), the others fail in
+# backward with the error torch's rule meets (``sin``'s needs ``cos``, which has no
+# sparse kernel).  npgrad runs the entry's own rule on the dense values at the entries,
+# and raises torch's error where torch's rule fails.  The registry hands a sparse input
+# of a one-input entry here (``registry.sparse_unary``); an op missing from the table has
+# no sparse kernel in torch either.
+_RULE, _ZERO = "rule", "zero"
+_ADD_SPARSE_DENSE = (RuntimeError, "add(sparse, dense) is not supported. Use add(dense, "
+                                   "sparse) instead.")
+_ELEMENTWISE: dict = {
+    "abs": _RULE, "relu": _RULE, "pow": _RULE, "log1p": _RULE, "frac": _RULE,
+    "deg2rad": _RULE, "rad2deg": _RULE,
+    "sign": _ZERO, "ceil": _ZERO, "floor": _ZERO, "round": _ZERO, "trunc": _ZERO,
+    "sgn": (NotImplementedError, "_efficientzerotensor"), "sin": (NotImplementedError, "cos"),
+    "sinh": (NotImplementedError, "cosh"), "tanh": (NotImplementedError, "tanh_backward"),
+    "erf": (NotImplementedError, "exp"), "erfinv": (NotImplementedError, "exp"),
+    "nan_to_num": (NotImplementedError, "ne.Scalar"), "sqrt": (RuntimeError, None),
+    "tan": _ADD_SPARSE_DENSE, "asin": _ADD_SPARSE_DENSE, "asinh": _ADD_SPARSE_DENSE,
+    "atan": _ADD_SPARSE_DENSE, "expm1": _ADD_SPARSE_DENSE,
+    "atanh": (RuntimeError, "memory format option is only supported by strided tensors"),
+}
+_ELEMENTWISE_ALIASES = {"absolute": "abs", "arcsin": "asin", "arcsinh": "asinh",
+                        "arctan": "atan", "arctanh": "atanh", "fix": "trunc",
+                        "negative": "neg", "special_expm1": "expm1", "special_erf": "erf",
+                        "special_erfinv": "erfinv"}
+
+
+class SparseElementwiseNode(Node):
+    """The node of a one-input entry over a sparse tensor (Note [Sparse inputs of
+    elementwise entries]); its class carries the entry's grad_fn name."""
+
+    __slots__ = ("self_", "result", "indices", "params")
+    _saved_fields = ("self_", "result")
+    self_: Any
+    result: Any
+    indices: np.ndarray
+    params: tuple
+    entry: Any  # set on each class
+    kind: Any
+
+    def backward(self, grad: Tensor) -> tuple:
+        from .indexing import getitem
+
+        kind, entry = self.kind, self.entry
+        s = saved(self, "self_") if entry.saves == "self" else None
+        r = saved(self, "result") if entry.saves == "result" else None  # the values
+        shape = self._out_meta_shape()
+        if kind == _ZERO:  # (torch's empty gradient keeps its flag in ``.grad``)
+            return make_sparse(np.zeros((len(self.indices), 0), np.int64),
+                               np.zeros((0,) + shape[len(self.indices):], grad._data.dtype),
+                               shape, True),
+        if kind != _RULE:
+            error, op = kind
+            if op is None:  # sqrt's rule divides by a sparse tensor
+                raise RuntimeError(_DIVISION_MSG.format(shape=list(shape)))
+            raise unsupported(op) if error is NotImplementedError else error(op)
+        g = getitem(_dense(grad), _index_tensors(self.indices))
+        args = [values(coalesce(s))] if s is not None else ([r] if r is not None else [])
+        kept = [v for n, v in zip(entry.params, self.params) if n in entry.keeps]
+        if entry.holomorphic and g._data.dtype.kind == "c":  # as PointwiseEntryNode's
+            out = entry.derivative(g.conj(), *args, *kept).conj_physical()
+        else:
+            out = entry.derivative(g, *args, *kept)
+        return _fresh(coo_from_values(self.indices, out, shape, True)),
+
+    def _out_meta_shape(self) -> tuple:
+        return tuple(self._out_meta[0][0])
+
+
+_ELEMENTWISE_NODES: dict = {}
+
+
+def _elementwise_node(entry: Any, kind: Any) -> type:
+    cls = _ELEMENTWISE_NODES.get(entry.node.__name__)
+    if cls is None:
+        name = entry.node.__name__
+        cls = type(name, (SparseElementwiseNode,), {
+            "__slots__": (), "entry": entry, "kind": kind, "__module__": __name__,
+            "__qualname__": name, "__doc__": f"``{entry.name}`` of a sparse tensor."})
+        _ELEMENTWISE_NODES[name] = cls
+    return cls
+
+
+def elementwise(entry: Any, s: Any, params: tuple) -> Tensor:
+    """A one-input entry applied to a sparse tensor ``s`` (Note [Sparse inputs of
+    elementwise entries])."""
+    if type(s) is not SparseTensor:
+        raise unsupported(entry.name)
+    name = _ELEMENTWISE_ALIASES.get(entry.name, entry.name)
+    if name == "neg":
+        return neg(s)
+    kind = _ELEMENTWISE.get(name)
+    if kind is None:
+        raise unsupported(name)
+    if name == "pow" and params and params[0] == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make "
+                           "the result tensor dense")
+    if s._coalesced:
+        indices, vals = s._sp_indices, s._sp_values
+    else:
+        indices, vals = _coalesce_arrays(s._sp_indices, s._sp_values, s._data.shape)
+    out = entry.compute(vals, params)
+    res = _fresh(make_sparse(indices, np.ascontiguousarray(out), s._data.shape, True))
+    node = _recorded(_elementwise_node(entry, kind), (s,), res)
+    if node is not None:
+        node.indices, node.params = indices, tuple(params)
+        node.self_ = SavedTensor(s) if entry.saves == "self" else None
+        # a rule reading the result reads its values (relu's mask), kept as a constant: a
+        # saved output of its own node would hold the node in a cycle
+        node.result = SavedTensor(wrap(res._sp_values, 0)) if entry.saves == "result" else None
+    return res
+
+
+def binary(entry: Any, a: Any, b: Any, params: tuple) -> Tensor:
+    """A two-input entry with a sparse operand: the sum, difference, product and quotient
+    this layout has (the operators' own paths), torch's refusal for the others."""
+    name = entry.name
+    alpha = params[0] if params else 1
+    if name in ("add", "sub"):
+        cls = AddBackward0 if name == "add" else SubBackward0
+        if type(a) is SparseTensor:
+            return add(a, b, alpha, cls)
+        return add_dense(a, b, alpha if name == "add" else -alpha, cls, alpha)
+    if name == "mul":
+        return mul(a, b) if type(a) is SparseTensor else mul(b, a, True)
+    if name == "div":
+        return div(a, b) if type(a) is SparseTensor else rdiv(b, a)
+    raise unsupported(name)
+
+
+_registry.sparse_unary = elementwise
+_registry.sparse_binary = binary
+
+
+# -- in-place arithmetic -------------------------------------------------------------
+
+# Note [In-place ops on sparse tensors]
+# The in-place arithmetic torch has for this layout (what optimizers and gradient code do
+# to a sparse ``.grad``: ``zero_``, scaling, ``add_`` / ``sub_`` / ``mul_`` of a sparse
+# tensor, ``copy_``) replaces the tensor's indices and values by the out-of-place result's,
+# in the tensor's own dtype, with the coalesced flag torch's kernels leave (``mul_`` by a
+# number clears it).  A tensor recording history is refused: torch's error for a leaf, an
+# npgrad one otherwise (this minimal layout keeps no history of in-place writes).
+
+def _writable(s: SparseTensor) -> None:
+    if _tls.mode == RECORDING and s._requires_grad:
+        if s._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        raise NotImplementedError("npgrad: in-place ops on a sparse tensor with history are "
+                                  "not implemented")
+
+
+def _assign(s: SparseTensor, res: SparseTensor, coalesced: Any = None) -> SparseTensor:
+    from .checks import check_castable
+
+    dt = s._data.dtype
+    check_castable(res._sp_values.dtype, dt)
+    s._sp_indices = res._sp_indices
+    s._sp_values = res._sp_values.astype(dt, copy=False)
+    s._coalesced = res._coalesced if coalesced is None else coalesced
+    s._fresh = False
+    s._data = SparseMeta(res._data.shape, dt)  # type: ignore[assignment]
+    return s
+
+
+def inplace(s: SparseTensor, op: str, other: Any = None, alpha: Any = 1) -> SparseTensor:
+    """``s.<op>_(other)`` (Note [In-place ops on sparse tensors])."""
+    _writable(s)
+    with _no_grad():
+        if op == "zero":
+            sd = s.sparse_dim()
+            empty = make_sparse(np.zeros((sd, 0), np.int64),
+                                np.zeros((0,) + s._data.shape[sd:], s._data.dtype),
+                                s._data.shape, True)
+            return _assign(s, empty)
+        if op == "neg":
+            return _assign(s, neg(s))
+        if op == "mul":
+            res = mul(s, other)
+            scalar = not isinstance(other, Tensor) or res._sp_indices is s._sp_indices
+            return _assign(s, res, False if scalar else None)
+        if op == "div":
+            return _assign(s, div(s, other))
+        if op in ("add", "sub"):
+            return _assign(s, add(s, other, alpha, AddBackward0 if op == "add" else SubBackward0))
+        if op == "copy":
+            if type(other) is not SparseTensor:
+                raise unsupported("copy_")
+            return _assign(s, make_sparse(other._sp_indices.copy(), other._sp_values.copy(),
+                                          other._data.shape, other._coalesced))
+    raise unsupported(op + "_")
+
+
+def _no_grad() -> Any:
+    from ..autograd.grad_mode import no_grad
+
+    return no_grad()
 
 
 # -- transposes and dtype conversions ---------------------------------------------------
@@ -636,7 +950,7 @@ def neg(s: SparseTensor) -> SparseTensor:
 def _sparse_view(entry: Any, s: SparseTensor, indices: np.ndarray, values: np.ndarray,
                  shape: tuple, coalesced: bool, params: tuple) -> SparseTensor:
     """The result of a transpose-like ``entry`` over ``s``: a sparse view with its node."""
-    res = make_sparse(indices, values, shape, coalesced)
+    res = _fresh(make_sparse(indices, values, shape, coalesced))
     res._base = s if s._base is None else s._base
     if s._requires_grad:
         res._requires_grad = True  # a view of a tensor requiring grad, as torch's
@@ -706,7 +1020,7 @@ def to_dtype(s: SparseTensor, target: Any, copy: bool) -> SparseTensor:
     with np.errstate(all="ignore"):
         converted = (values.real if src.kind == "c" and target.np_dtype.kind != "c"
                      else values).astype(target.np_dtype, copy=True)
-    res = make_sparse(s._sp_indices.copy(), converted, s._data.shape, s._coalesced)
+    res = _fresh(make_sparse(s._sp_indices.copy(), converted, s._data.shape, s._coalesced))
     if target.np_dtype.kind in "fc":
         node = _recorded(_shape.TO_COPY.node, (s,), res)
         if node is not None:
@@ -754,7 +1068,8 @@ class SparseAddmmBackward0(Node):
     def backward(self, grad: Tensor) -> tuple:
         g_sparse = g_dense = None
         if self.next_functions[1][0] is not None:
-            g_sparse = sparse_mask(dense_mm(grad, saved(self, "mat2").t()), self.mask, self.shape)
+            g_sparse = _fresh(sparse_mask(dense_mm(grad, saved(self, "mat2").t()), self.mask,
+                                          self.shape))
         if self.next_functions[2][0] is not None:
             g_dense = dense_mm(to_dense(saved(self, "self_")).t(), grad)
         return None, g_sparse, g_dense
@@ -875,6 +1190,19 @@ def dense_unsupported(op: str) -> NotImplementedError:
         "selective/custom build process (if using custom build).")
 
 
+# Note [The first sparse gradient of a leaf]
+# torch's AccumulateGrad takes a leaf's first sparse gradient over as it is, without a
+# copy, when nothing else holds its indices and values: it builds a new sparse tensor
+# over them, and that constructor does not carry the coalesced flag, so ``.grad`` reads
+# ``is_coalesced() == False`` although the gradient a hook or ``autograd.grad`` sees is
+# coalesced.  When the indices are shared (``values()`` and ``sparse.sum`` send back
+# their input's indices; a gradient summed from two edges is held by the engine) it
+# copies the gradient, flag included.  npgrad marks the sparse tensors an op builds over
+# indices of its own, contiguous (``_fresh``: the masks of ``to_dense`` and ``sparse.mm``,
+# products, scaling, negation, transposes, conversions and the elementwise ops), and
+# ``.grad`` keeps the flag of the others, and of a gradient of one entry (which torch's
+# AccumulateGrad copies too, as measured against torch 2.13).
+
 def accumulate(old: Tensor | None, grad: Tensor) -> Tensor:
     """``.grad`` after a gradient arrives when either is sparse (AccumulateGrad's rule).
 
@@ -884,9 +1212,10 @@ def accumulate(old: Tensor | None, grad: Tensor) -> Tensor:
     if old is None:
         if _tls.mode & GRAD:  # create_graph: the gradient itself, history and all
             return grad
-        if type(grad) is SparseTensor:
+        if type(grad) is SparseTensor:  # Note [The first sparse gradient of a leaf]
+            taken_over = grad._fresh and grad._sp_indices.shape[1] > 1
             return make_sparse(grad._sp_indices.copy(), grad._sp_values.copy(),
-                               grad._data.shape, grad._coalesced)
+                               grad._data.shape, grad._coalesced and not taken_over)
         return wrap(np.array(grad._data, copy=True, order="C"), 0)
     if type(old) is SparseTensor:
         return old + grad if type(grad) is SparseTensor else add_dense(grad, old)

@@ -1,5 +1,5 @@
 """Trigonometric, hyperbolic and special pointwise ops (torch.special's logit, sinc, entr too):
-node classes next to their functions.
+each one an entry of the op registry (Note [An op is an entry]), next to its function.
 
 asin ... atanh, atan2, hypot, erfc, exp2, logaddexp, xlogy, nan_to_num, addcmul and
 addcdiv.  Backward rules are torch's formulas (tools/autograd/derivatives.yaml) written
@@ -12,23 +12,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _dtype
-from .._forward import FW, tangent_of
-from .._mode import _tls
+from .. import _bfloat16, _dtype
+from .._mode import _tls, RECORDING
 if TYPE_CHECKING:
     from .._tensor import Tensor
 else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import wrap
-from ..autograd.forward_rules import elementwise_jvp
 from . import _erf_kernels
-from ._core import (Node, SavedTensor, binary, binary_arrays, is_tensor,
-                    node_of, record, saved, unary)
+from ._core import binary_arrays, is_tensor
 from ._shape_util import broadcast_shapes
+from .checks import not_implemented_for
 from .inplace import apply_inplace
-from .pointwise import (EXPM1, LOG1P, SIGMOID, PointwiseBinaryNode, PointwiseNode, _unary_float,
-                        cos, exp, isfinite, log, logical_or, masked_fill, rsqrt, sin, where)
-from .registry import Pointwise, PointwiseBinary, conjugate_of
+from .pointwise import (EXPM1, LOG1P, SIGMOID, cos, exp, isfinite, log, logical_or,
+                        masked_fill, rsqrt, sin, where)
+from .registry import General, Pointwise, PointwiseBinary, conjugate_of
 from .signature import signature
 
 _LN2 = math.log(2.0)
@@ -324,12 +322,35 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
     return HYPOT(input, other)
 
 
+def complex_logaddexp(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """torch's complex ``log(exp(x) + exp(y))``: ``max + log1p(exp(min - max))`` with the
+    operands ordered by real part (``y`` first on a tie); two equal infinite real parts give
+    ``min`` (-inf) or ``log(exp(min) + exp(max))`` (+inf), and a NaN in ``min`` NaN."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    first = x.real < y.real
+    lo, hi = np.where(first, x, y), np.where(first, y, x)
+    with np.errstate(all="ignore"):
+        out = np.log1p(np.exp(lo - hi)) + hi
+        infinite = ~np.isfinite(lo.real) & (lo.real == hi.real)
+        if infinite.any():
+            out = np.where(infinite, np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi))),
+                           out)
+    nan = np.isnan(lo.real) | np.isnan(lo.imag)
+    return np.where(nan, np.asarray(complex(np.nan, np.nan), out.dtype), out)
+
+
+def _logaddexp_forward(x: Any, y: Any) -> np.ndarray:
+    if np.result_type(x, y).kind == "c":  # NumPy has no complex loop
+        return complex_logaddexp(x, y)
+    return np.logaddexp(x, y)
+
+
 LOGADDEXP = PointwiseBinary(
     "logaddexp(Tensor input, Tensor other, *, Tensor out=None)",
-    grad_fn="LogaddexpBackward0", forward=np.logaddexp, float_kernel="logaddexp_cpu",
+    grad_fn="LogaddexpBackward0", forward=_logaddexp_forward, float_kernel="logaddexp_cpu",
     saves=("self", "other"),
-    derivatives=(lambda grad, x, y: grad / (exp(y - x) + 1),
-                 lambda grad, x, y: grad / (exp(x - y) + 1)))
+    derivatives=(lambda grad, x, y: grad / conjugate_of(exp(y - x) + 1),
+                 lambda grad, x, y: grad / conjugate_of(exp(x - y) + 1)))
 
 
 @LOGADDEXP.public
@@ -343,57 +364,53 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     return LOGADDEXP(input, other)
 
 
-# -- xlogy: three overloads, three nodes ------------------------------------------------------
-
-class XlogyBackward0(PointwiseBinaryNode):
-    """Both tensors.  torch's rule for self is ``xlogy(grad, other)`` with 0 where
-    ``self == 0 and other <= 0``: at ``self == 0`` it is log(other), not the 0 that
-    the forward's own convention would suggest."""
-
-    __slots__ = ()
-
-    def save(self, a: Any, b: Any, result: Tensor) -> None:
-        self.self_ = SavedTensor(a)
-        self.other = SavedTensor(b)
-
-    def backward(self, grad: Tensor) -> tuple:
-        x, y = saved(self, "self_"), saved(self, "other")
-        ga = gb = None
-        if self.next_functions[0][0] is not None:
-            ga = masked_fill(xlogy(grad, y), (x == 0) & (y <= 0), 0.0)
-        if self.next_functions[1][0] is not None:
-            gb = grad * x / y
-        return ga, gb
-
-
-class XlogyBackward1(PointwiseNode):
-    """A scalar ``self``: only ``other`` is differentiable (saved as ``self_``)."""
-
-    __slots__ = ("self_scalar",)
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * self.self_scalar / saved(self, "self_"),
-
-
-class XlogyBackward2(PointwiseNode):
-    """A scalar ``other``: the rule of ``XlogyBackward0`` for self, with a constant other."""
-
-    __slots__ = ("other",)
-    saves_self = True
-
-    def backward(self, grad: Tensor) -> tuple:
-        x = saved(self, "self_")  # read even where unused: freed after a backward as torch's
-        g = xlogy(grad, self.other)
-        if self.other <= 0:
-            g = masked_fill(g, x == 0, 0.0)
-        return g,
-
+# -- xlogy: three overloads, three entries -----------------------------------------------------
 
 def _np_xlogy(x: Any, y: Any) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(x == 0, np.where(np.isnan(y), np.nan, 0.0), x * np.log(y))
     return out
+
+
+def _xlogy_self_grad(grad: Tensor, x: Tensor, y: Any) -> Tensor:
+    """torch's rule for self: ``xlogy(grad, other)`` with 0 where ``self == 0 and other <= 0``:
+    at ``self == 0`` it is log(other), not the 0 that the forward's own convention suggests."""
+    return masked_fill(xlogy(grad, y), (x == 0) & (y <= 0), 0.0)
+
+
+XLOGY = PointwiseBinary(
+    "xlogy(Tensor input, Tensor other, *, Tensor out=None)", grad_fn="XlogyBackward0",
+    forward=lambda a, b: _np_xlogy(a, b).astype(np.result_type(a, b), copy=False),
+    floating=True, saves=("self", "other"),
+    derivatives=(_xlogy_self_grad, lambda grad, x, y: grad * x / y),
+    also=("xlogy(Scalar self, Tensor other, *, Tensor out=None)",
+          "xlogy(Tensor input, Scalar other, *, Tensor out=None)"))
+
+
+def _xlogy_scalar_other_grad(grad: Tensor, x: Tensor, other: Any) -> Tensor:
+    """The rule of XlogyBackward0 for self, with a constant other."""
+    g = xlogy(grad, other)
+    return masked_fill(g, x == 0, 0.0) if other <= 0 else g
+
+
+XLOGY_SCALAR_OTHER = Pointwise(
+    "xlogy(Tensor input, Scalar other, *, Tensor out=None)", grad_fn="XlogyBackward2",
+    forward=lambda d, other: _np_xlogy(d, np.asarray(other, d.dtype)).astype(d.dtype,
+                                                                              copy=False),
+    params=("other",), saves="self", derivative=_xlogy_scalar_other_grad,
+    also=("xlogy(Tensor input, Tensor other, *, Tensor out=None)",
+          "xlogy(Scalar self, Tensor other, *, Tensor out=None)"))
+
+# a number ``self``: only ``other`` is differentiable; torch keeps the number as
+# ``_saved_self``, as it was given
+XLOGY_SCALAR_SELF = General(
+    "xlogy(Scalar self, Tensor other, *, Tensor out=None)", grad_fn="XlogyBackward1",
+    forward=None, inputs=("other",), params=("self",), keeps=("self",), scalars=("self",),
+    saves=("other",),
+    derivatives={"other": lambda grad, other, self: grad * self / other},
+    tangent=lambda other_t, other, self: other_t * self / other,
+    also=("xlogy(Tensor input, Tensor other, *, Tensor out=None)",
+          "xlogy(Tensor input, Scalar other, *, Tensor out=None)"))
 
 
 @signature("xlogy(Tensor input, Tensor other, *, Tensor out=None)",
@@ -408,47 +425,50 @@ def xlogy(input: Any, other: Any) -> Tensor:
     >>> npgrad.xlogy(npgrad.tensor([0., 2.]), npgrad.tensor([0., 1.]))
     tensor([0., 0.])
     """
-    if not is_tensor(input) and not is_tensor(other):
+    input_tensor, other_tensor = is_tensor(input), is_tensor(other)
+    if not input_tensor and not other_tensor:
         raise TypeError(
             f"xlogy() received an invalid combination of arguments - got "
             f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
             " * (Tensor input, Tensor other, *, Tensor out = None)\n"
             " * (Number self, Tensor other, *, Tensor out = None)\n"
             " * (Tensor input, Number other, *, Tensor out = None)\n")
-    ad, bd = binary_arrays(input, other)
-    ad, bd = _float_operands(ad, bd)
-    if not isinstance(ad, np.ndarray):  # a scalar self takes the tensor's float dtype
-        ad = np.asarray(ad, dtype=bd.dtype)
-    else:
-        bd = np.asarray(bd, dtype=ad.dtype)
-    try:
-        out = _np_xlogy(ad, bd).astype(np.result_type(ad, bd), copy=False)
-    except ValueError:
-        broadcast_shapes(ad.shape, bd.shape)
-        raise
-    if not is_tensor(input):
-        res = unary(XlogyBackward1, other, out)
-        node = node_of(res)
-        if node is not None:
-            node.self_scalar = input
-        return res
-    if not is_tensor(other):
-        res = unary(XlogyBackward2, input, out)
-        node = node_of(res)
-        if node is not None:
-            node.other = other
-        return res
-    return binary(XlogyBackward0, input, other, out)
+    if input_tensor and other_tensor:
+        return XLOGY(input, other)
+    if type(input) is complex or type(other) is complex:  # a complex result: no kernel
+        not_implemented_for("xlogy_cpu", np.result_type(*binary_arrays(input, other)), "c")
+    if input_tensor:
+        return XLOGY_SCALAR_OTHER(input, other)
+    bd = other._data
+    not_implemented_for("xlogy_cpu", bd.dtype, "c")
+    _, bd = _float_operands(None, bd)  # a scalar self takes the tensor's float dtype
+    out = _np_xlogy(np.asarray(input, dtype=bd.dtype), bd).astype(bd.dtype, copy=False)
+    return XLOGY_SCALAR_SELF.record((other,), out, (input,))  # type: ignore[no-any-return]
 
 
 # -- nan_to_num ----------------------------------------------------------------------------------
 
-class NanToNumBackward0(PointwiseNode):
-    __slots__ = ()
-    saves_self = True
+_BF16_MAX = 3.3895313892515355e38  # bfloat16's largest finite value (NumPy has no finfo of it)
 
-    def backward(self, grad: Tensor) -> tuple:
-        return grad * isfinite(saved(self, "self_")),
+
+def _nan_to_num_forward(d: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
+    nan = 0.0 if nan is None else nan
+    if d.dtype.kind == "V":  # bfloat16: in float32, with bfloat16's own largest values
+        posinf = _BF16_MAX if posinf is None else posinf
+        neginf = -_BF16_MAX if neginf is None else neginf
+        return np.asarray(_bfloat16.in_float32(
+            lambda f: np.nan_to_num(f, nan=nan, posinf=posinf, neginf=neginf), d))
+    return np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
+
+
+# the replacements are constants: the gradient passes where the input is finite.  torch keeps
+# only the input; the half types compute themselves (``own_bfloat16``), their default
+# replacements of the infinities being their own largest finite values
+NAN_TO_NUM = Pointwise(
+    "nan_to_num(Tensor input, double? nan=None, double? posinf=None, double? neginf=None, *, "
+    "Tensor out=None)", grad_fn="NanToNumBackward0", forward=_nan_to_num_forward,
+    params=("nan", "posinf", "neginf"), keeps=(), floating=False, own_bfloat16=True,
+    saves="self", derivative=lambda grad, x: grad * isfinite(x))
 
 
 @signature("nan_to_num(Tensor input, double? nan=None, double? posinf=None, double? neginf=None, "
@@ -462,11 +482,20 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
     tensor([0., 1.])
     """
     d = input._data
-    if d.dtype.kind != "f":  # integers have no NaN or inf: a plain copy, as torch's
+    if d.dtype.kind == "c" and input._requires_grad and _tls.mode == RECORDING:
+        raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+    return _nan_to_num(input, nan, posinf, neginf)
+
+
+def _nan_to_num(input: Tensor, nan: Any, posinf: Any, neginf: Any) -> Tensor:
+    """``nan_to_num`` without torch's out-of-place refusal of complex autograd, which its
+    in-place form does not make: ``nan_to_num_`` records NanToNumBackward0 for a complex
+    tensor too."""
+    d = input._data
+    if d.dtype.kind not in "fcV":  # integers have no NaN or inf: a plain copy, as torch's
         return wrap(d.copy(), _tls.mode)
-    with np.errstate(over="ignore"):
-        out = np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
-    return unary(NanToNumBackward0, input, out)
+    return NAN_TO_NUM(input, nan, posinf, neginf)
 
 
 # -- addcmul / addcdiv ------------------------------------------------------------------------
@@ -487,22 +516,27 @@ def _broadcast_error(arrays: tuple) -> None:
         shape = broadcast_shapes(shape, a.shape)
 
 
-class AddcmulBackward0(Node):
-    __slots__ = ("tensor1", "tensor2", "value")
-    jvp = elementwise_jvp
-    _saved_fields = ("tensor1", "tensor2")
-
-    def backward(self, grad: Tensor) -> tuple:
-        needs = [edge[0] is not None for edge in self.next_functions]
-        v = self.value
-        v = conjugate_of(v)  # complex: the others' conjugates (Note [Complex gradients ...])
-        return (grad if needs[0] else None,
-                grad * conjugate_of(saved(self, "tensor2")) * v if needs[1] else None,
-                grad * conjugate_of(saved(self, "tensor1")) * v if needs[2] else None)
+# addcmul / addcdiv: three inputs and torch's Scalar ``value`` (kept as it was given).  A
+# tensor is saved only when an input whose rule reads it needs a gradient (addcdiv's
+# ``tensor2`` is read by two rules: torch keeps it always).  Complex: the conjugated
+# derivatives (Note [Complex gradients by conjugation]).
+ADDCMUL = General(
+    "addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor out=None)",
+    grad_fn="AddcmulBackward0", forward=None, inputs=("self", "tensor1", "tensor2"),
+    params=("value",), keeps=("value",), scalars=("value",), saves=("tensor1", "tensor2"),
+    derivatives={"self": lambda grad: grad,
+                 "tensor1": lambda grad, tensor2, value:
+                 grad * conjugate_of(tensor2) * conjugate_of(value),
+                 "tensor2": lambda grad, tensor1, value:
+                 grad * conjugate_of(tensor1) * conjugate_of(value)},
+    tangent=lambda self_t, tensor1_t, tensor2_t, tensor1, tensor2, value:
+    self_t + (tensor1_t * tensor2 + tensor1 * tensor2_t) * value)
 
 
 @signature("addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, "
-           "Tensor out=None)")
+           "Tensor out=None)",
+           "addcmul(Tensor input, Scalar value, Tensor tensor1, Tensor tensor2, *, "
+           "Tensor out=None)|deprecated")  # Note [Deprecated overloads]
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2`` (grad_fn ``AddcmulBackward0``).
 
@@ -518,12 +552,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     except ValueError:
         _broadcast_error((a, b, c))
         raise
-    res, node = record(AddcmulBackward0, (input, tensor1, tensor2), out)
-    if node is not None:
-        node.tensor1 = SavedTensor(tensor1) if node.next_functions[2][0] is not None else None
-        node.tensor2 = SavedTensor(tensor2) if node.next_functions[1][0] is not None else None
-        node.value = value
-    return res
+    return ADDCMUL.record((input, tensor1, tensor2), out, (value,))  # type: ignore[no-any-return]
 
 
 _ADDCDIV_INT_MSG = (
@@ -535,23 +564,22 @@ _ADDCDIV_INT_MSG = (
     "for all dtypes.")
 
 
-class AddcdivBackward0(Node):
-    __slots__ = ("tensor1", "tensor2", "value")
-    jvp = elementwise_jvp
-    _saved_fields = ("tensor1", "tensor2")
-
-    def backward(self, grad: Tensor) -> tuple:
-        needs = [edge[0] is not None for edge in self.next_functions]
-        v = self.value
-        t2 = saved(self, "tensor2")
-        c = conjugate_of  # complex: the conjugated derivatives (Note [Complex gradients ...])
-        return (grad if needs[0] else None,
-                grad * c(v / t2) if needs[1] else None,
-                -grad * c(saved(self, "tensor1") * v / (t2 * t2)) if needs[2] else None)
+ADDCDIV = General(
+    "addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor out=None)",
+    grad_fn="AddcdivBackward0", forward=None, inputs=("self", "tensor1", "tensor2"),
+    params=("value",), keeps=("value",), scalars=("value",), saves=("tensor1", "tensor2"),
+    derivatives={"self": lambda grad: grad,
+                 "tensor1": lambda grad, tensor2, value: grad * conjugate_of(value / tensor2),
+                 "tensor2": lambda grad, tensor1, tensor2, value:
+                 -grad * conjugate_of(tensor1 * value / (tensor2 * tensor2))},
+    tangent=lambda self_t, tensor1_t, tensor2_t, tensor1, tensor2, value:
+    self_t + (tensor1_t / tensor2 - tensor1 * tensor2_t / (tensor2 * tensor2)) * value)
 
 
 @signature("addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, "
-           "Tensor out=None)")
+           "Tensor out=None)",
+           "addcdiv(Tensor input, Scalar value, Tensor tensor1, Tensor tensor2, *, "
+           "Tensor out=None)|deprecated")  # Note [Deprecated overloads]
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` (grad_fn ``AddcdivBackward0``).
 
@@ -569,12 +597,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     except ValueError:
         _broadcast_error((a, b, c))
         raise
-    res, node = record(AddcdivBackward0, (input, tensor1, tensor2), out)
-    if node is not None:
-        node.tensor1 = SavedTensor(tensor1) if node.next_functions[2][0] is not None else None
-        node.tensor2 = SavedTensor(tensor2)
-        node.value = value
-    return res
+    return ADDCDIV.record((input, tensor1, tensor2), out, (value,))  # type: ignore[no-any-return]
 
 
 # -- in-place forms --------------------------------------------------------------------------------
@@ -604,62 +627,46 @@ def cosh_(input: Tensor) -> Tensor:
     return apply_inplace(input, cosh)
 
 
-class _UndifferentiatedInplace(PointwiseNode):
-    """torch records asinh_, acosh_ and atanh_ with a node (``AsinhBackward1`` ...) that has
-    no derivative: backward and forward mode both raise, with torch's texts."""
-
-    __slots__ = ()
-    op = ""
-
-    def backward(self, grad: Tensor) -> tuple:
-        raise NotImplementedError(f"the derivative for 'inplace version of {self.op}' is not "
+# Note [In-place ops without a derivative]
+# torch records asinh_, acosh_ and atanh_ with a node of their own (``AsinhBackward1`` ...)
+# that has no derivative: backward through it raises, and so does an input's tangent, at
+# once.  Each is an entry whose rules raise torch's errors.
+def _no_derivative(op: str) -> dict:
+    def derivative(grad: Tensor) -> Tensor:
+        raise NotImplementedError(f"the derivative for 'inplace version of {op}' is not "
                                   "implemented.")
 
-    def jvp(self, tangents: list) -> list:
+    def tangent(tangent: Tensor) -> Tensor:
         raise NotImplementedError(
-            f"Trying to use forward AD with {self.op}_ that does not support it because it has "
+            f"Trying to use forward AD with {op}_ that does not support it because it has "
             "not been implemented yet.\nPlease file an issue to PyTorch at "
             "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that "
             "we can prioritize its implementation.")
 
-
-class AsinhBackward1(_UndifferentiatedInplace):
-    __slots__ = ()
-    op = "asinh"
+    return {"saves": "", "derivative": derivative, "tangent": tangent}
 
 
-class AcoshBackward1(_UndifferentiatedInplace):
-    __slots__ = ()
-    op = "acosh"
-
-
-class AtanhBackward1(_UndifferentiatedInplace):
-    __slots__ = ()
-    op = "atanh"
-
-
-def _undifferentiated(cls: Any, ufunc: Any) -> Any:
-    def op(x: Tensor) -> Tensor:
-        res = _unary_float(cls, ufunc, x)
-        if FW.active and node_of(res) is not None:
-            tangent_of(res)  # torch refuses a tangent at once: run the rule now
-        return res
-    return op
+ASINH_INPLACE = Pointwise("asinh_(Tensor input)", grad_fn="AsinhBackward1", forward=np.arcsinh,
+                          **_no_derivative("asinh"))
+ACOSH_INPLACE = Pointwise("acosh_(Tensor input)", grad_fn="AcoshBackward1", forward=np.arccosh,
+                          **_no_derivative("acosh"))
+ATANH_INPLACE = Pointwise("atanh_(Tensor input)", grad_fn="AtanhBackward1", forward=np.arctanh,
+                          **_no_derivative("atanh"))
 
 
 @signature("asinh_(Tensor input)")
 def asinh_(input: Tensor) -> Tensor:
-    return apply_inplace(input, _undifferentiated(AsinhBackward1, np.arcsinh))
+    return apply_inplace(input, ASINH_INPLACE)
 
 
 @signature("acosh_(Tensor input)")
 def acosh_(input: Tensor) -> Tensor:
-    return apply_inplace(input, _undifferentiated(AcoshBackward1, np.arccosh))
+    return apply_inplace(input, ACOSH_INPLACE)
 
 
 @signature("atanh_(Tensor input)")
 def atanh_(input: Tensor) -> Tensor:
-    return apply_inplace(input, _undifferentiated(AtanhBackward1, np.arctanh))
+    return apply_inplace(input, ATANH_INPLACE)
 
 
 @signature("erf_(Tensor input)")
@@ -694,7 +701,7 @@ def xlogy_(self: Tensor, other: Any) -> Tensor:
 @signature("nan_to_num_(Tensor input, double? nan=None, double? posinf=None, double? neginf=None)")
 def nan_to_num_(self: Tensor, nan: float = 0.0, posinf: float | None = None,
                 neginf: float | None = None) -> Tensor:
-    return apply_inplace(self, nan_to_num, nan, posinf, neginf)
+    return apply_inplace(self, _nan_to_num, nan, posinf, neginf)
 
 
 def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:

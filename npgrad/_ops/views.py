@@ -8,14 +8,14 @@ the view's region (by its strides and offset in the base's storage: every
 NumPy view of the base can be described that way), runs ``fn`` on that region,
 puts ``fn``'s gradient for the old view value back into the region, and passes
 the rest of the base's gradient through unchanged.  The view itself gets an
-``AsStridedBackward0`` node over the base's new history.
+``AsStridedBackward0`` node over the base's new history (the ``as_strided`` entry's,
+npgrad/_ops/as_strided.py), as does a view whose base was written since it was made.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided as np_as_strided
 
 from .._forward import FW, has_tangent, new_tangent, share_tangent, write_tangent
 if TYPE_CHECKING:
@@ -24,7 +24,10 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from .._tensor_base import make_tensor
 from ..autograd.graph import edge_of
-from ._core import Node, check_not_freed, new_node, record, view_result
+from .._mode import _tls, RECORDING
+from .._storage import locate
+from ._core import Node, check_not_freed, new_node
+from .as_strided import strided_view
 from .inplace import adopt_result, keep_old_value, write_inplace
 
 
@@ -44,7 +47,7 @@ class Geometry:
 
     @classmethod
     def of(cls, view: np.ndarray, base: np.ndarray) -> Geometry:
-        if not base.flags.c_contiguous:
+        if not base.flags.c_contiguous and base_strides(base) is None:
             raise RuntimeError("npgrad: an in-place write through a view of a tensor in a graph "
                                "needs a C-contiguous base; call .contiguous() on the base first")
         item = view.itemsize
@@ -52,33 +55,27 @@ class Geometry:
         parts = view.dtype.kind if (view.dtype.kind == "c") != (base.dtype.kind == "c") else ""
         return cls(view.shape, tuple(s // item for s in view.strides), start // item, parts)
 
-    def take(self, data: np.ndarray) -> np.ndarray:
-        """The region of C-contiguous ``data`` (shaped like the base) this geometry describes."""
-        flat = self.flat(data)
-        item = flat.itemsize
-        return np_as_strided(flat[self.offset:], self.shape,
-                             tuple(s * item for s in self.strides), writeable=True)
 
-    def flat(self, data: np.ndarray) -> np.ndarray:
-        """C-contiguous ``data`` as one row of the view's elements (its parts, or pairs)."""
-        flat = data.reshape(-1)
-        if self.parts == "f" and flat.dtype.kind == "c":
-            return flat.view(flat.real.dtype)
-        if self.parts == "c" and flat.dtype.kind != "c":
-            return flat[:flat.size - flat.size % 2].view(_COMPLEX_OF[flat.dtype])
-        return flat
-
-    def base_dtype(self, view_dtype: np.dtype) -> np.dtype:
-        """The base's dtype, for an array of the view's dtype (a gradient of the view)."""
-        if self.parts == "f":
-            return _COMPLEX_OF[view_dtype]
-        if self.parts == "c":
-            return view_dtype.type(0).real.dtype
-        return view_dtype
-
-
-_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
-               np.dtype(np.float64): np.dtype(np.complex128)}
+# Note [Views of a strided base]
+# A base need not be C-contiguous (``x.t() * 1`` keeps the transposed layout, as torch's
+# does).  Offsets and strides of a Geometry are in the base's storage either way; what the
+# layout changes is the base's gradient, which CopySlices lays out as the base is laid out
+# (torch's ``new_empty_strided(base.sizes(), base.strides())``) before cutting the region.
+# Bases with overlapping or negative strides keep the refusal.
+def base_strides(base: np.ndarray) -> tuple | None:
+    """The element strides of a non-overlapping base laid out with positive strides (a
+    permutation or slice of a dense block), or None for any other."""
+    item = base.itemsize
+    if base.size == 0 or any(s <= 0 and n > 1 for n, s in zip(base.shape, base.strides)) \
+            or any(s % item for s in base.strides):
+        return None
+    dims = sorted((s // item, n) for n, s in zip(base.shape, base.strides) if n > 1)
+    reach = 1
+    for stride, n in dims:  # each dim must step over all the smaller ones
+        if stride < reach:
+            return None
+        reach = stride * n
+    return tuple(s // item for s in base.strides)
 
 
 def refresh_view_grad_fn(view: Tensor) -> Any:
@@ -103,13 +100,22 @@ def refresh_view_grad_fn(view: Tensor) -> Any:
     if seen is None or vc is None or seen == vc.version:
         return fn
     base = view._base
-    if not base._data.flags.c_contiguous:
+    if not base._data.flags.c_contiguous and base_strides(base._data) is None:
         return fn
-    geometry = Geometry.of(view._data, base._data)
-    node = new_node(AsStridedBackward0, (edge_of(base),), view._data)
-    node.geometry = geometry
-    node.base_shape = base._data.shape
-    node._view_version = vc.version
+    return _rebuild_history(view, base, Geometry.of(view._data, base._data))
+
+
+def _rebuild_history(view: Tensor, base: Tensor, geometry: Geometry) -> Any:
+    """Give ``view`` torch's history of a view of ``base``'s current history: the as_strided
+    view of ``base`` at ``geometry`` (of its real or complex view first, for a view of the
+    other dtype), recorded whatever the grad mode, as torch rebuilds it."""
+    previous, _tls.mode = _tls.mode, RECORDING
+    active, FW.active = FW.active, False
+    try:
+        node = as_strided(base, geometry)._grad_fn
+    finally:
+        _tls.mode, FW.active = previous, active
+    node._view_version = view._vc.version
     view._grad_fn = node
     view._output_nr = 0
     return node
@@ -146,67 +152,24 @@ def _refuse_stale_special_view(view: Tensor, info: Any, fn: Any) -> None:
             "an out-of-place one.")
 
 
-class AsStridedBackward0(Node):
-    """The grad_fn of a view after an in-place write into its base."""
-
-    __slots__ = ("geometry", "base_shape")
-
-    def backward(self, grad: Tensor) -> tuple:
-        if type(self.geometry) is not Geometry:  # as_strided's own map (_ops.as_strided)
-            return self.geometry.backward(grad),
-        return as_strided_scatter_zeros(grad, self.geometry, self.base_shape),
-
-
-class AsStridedScatterBackward0(Node):
-    """Adjoint of AsStridedBackward0: places a region's gradient into a zero base."""
-
-    __slots__ = ("geometry",)
-
-    def backward(self, grad: Tensor) -> tuple:
-        return as_strided(grad.contiguous(), self.geometry),
-
-
 def as_strided(input: Tensor, geometry: Geometry) -> Tensor:
-    """The region ``geometry`` of a C-contiguous ``input`` (a view, differentiable)."""
-    out = geometry.take(input._data)
-    res, node = view_result(AsStridedBackward0, input, out)
-    if node is not None:
-        node.geometry = geometry
-        node.base_shape = input._data.shape
-    return res
+    """The region ``geometry`` of a C-contiguous ``input`` shaped like the base, as torch cuts
+    it: ``input.as_strided(...)`` (AsStridedBackward0), of ``view_as_real(input)`` (or
+    ``view_as_complex``) first when the region reads the other dtype."""
+    from .complex import view_as_complex, view_as_real
 
-
-def as_strided_scatter_zeros(grad: Tensor, geometry: Geometry, base_shape: tuple) -> Tensor:
-    """Zeros of ``base_shape`` with ``grad`` added at the region ``geometry`` (overlaps add up)."""
-    data = np.zeros(base_shape, dtype=geometry.base_dtype(grad._data.dtype))
-    region = geometry.take(data)
-    if _overlaps(geometry):
-        np.add.at(geometry.flat(data), _flat_indices(geometry), grad._data)
-    else:
-        region[...] = grad._data
-    res, node = record(AsStridedScatterBackward0, (grad,), data)
-    if node is not None:
-        node.geometry = geometry
-    return res
-
-
-def _overlaps(geometry: Geometry) -> bool:
-    return any(st == 0 and sz > 1 for sz, st in zip(geometry.shape, geometry.strides))
-
-
-def _flat_indices(geometry: Geometry) -> np.ndarray:
-    idx = np.full(geometry.shape, geometry.offset, dtype=np.int64)
-    for axis, (size, stride) in enumerate(zip(geometry.shape, geometry.strides)):
-        shape = [1] * len(geometry.shape)
-        shape[axis] = size
-        idx = idx + (np.arange(size) * stride).reshape(shape)
-    return idx
+    if geometry.parts == "f" and input._data.dtype.kind == "c":
+        input = view_as_real(input)
+    elif geometry.parts == "c" and input._data.dtype.kind != "c":
+        input = view_as_complex(input.reshape(-1, 2))
+    start = locate(input._data).offset
+    return strided_view(input, geometry.shape, geometry.strides, start + geometry.offset)
 
 
 class CopySlices(Node):
     """The base's grad_fn after an in-place op wrote into one of its views."""
 
-    __slots__ = ("fn", "geometry", "view_meta")
+    __slots__ = ("fn", "geometry", "view_meta", "base_layout")
 
     def name(self) -> str:
         return "torch::autograd::CopySlices"
@@ -222,7 +185,13 @@ class CopySlices(Node):
         from .shape import clone
 
         check_not_freed(self)
-        grad_base = clone(grad.contiguous())
+        if self.base_layout is None:
+            grad_base = clone(grad.contiguous())
+        else:  # Note [Views of a strided base]
+            from .._creation import empty_strided
+
+            grad_base = empty_strided(grad.shape, self.base_layout, dtype=grad.dtype)
+            grad_base.copy_(grad)
         region = as_strided(grad_base, self.geometry)
         fn_grads = self.fn.backward(clone(region))
         old_view_grad = fn_grads[0]
@@ -265,14 +234,10 @@ def rebase_on_copy_slices(view: Tensor, fn: Any) -> None:
     copy_slices.fn = fn
     copy_slices.geometry = geometry
     copy_slices.view_meta = view._data.shape
+    copy_slices.base_layout = None if base._data.flags.c_contiguous else base_strides(base._data)
     base._grad_fn = copy_slices
     base._output_nr = 0
     base._requires_grad = True
-    view_node = new_node(AsStridedBackward0, ((copy_slices, 0),), view._data)
-    view_node.geometry = geometry
-    view_node.base_shape = base._data.shape
-    view_node._view_version = view._vc.version
-    view._grad_fn = view_node
-    view._output_nr = 0
+    _rebuild_history(view, base, geometry)
     view._requires_grad = True
 

@@ -34,7 +34,6 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
     """The gradient fed to each root: given, or ones for a one-element output."""
     from .._creation import ones_like
     from .._tensor import Tensor
-    from .._tensor_base import _make
 
     result = []
     for out, g in zip(outputs, grads):
@@ -56,10 +55,9 @@ def _make_grads(outputs: tuple, grads: tuple) -> list:
                 from .. import _dtype
 
                 g = to(g, _dtype.from_np(out._data.dtype))
-        else:
-            import numpy as np
-
-            g = _make(Tensor, np.asarray(g, dtype=out._data.dtype), None, False, None)
+        else:  # torch takes nothing else (a number, a list, a string) for a gradient
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
         result.append(g)
     return result
 

@@ -56,7 +56,6 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _mode
-from .._forward import FW, flush as flush_tangents
 from .._mode import _tls
 from . import anomaly_mode, graph
 from .graph import GRAD_LOCK, AccumulateGrad, Node, fit_to_meta
@@ -106,8 +105,6 @@ def run_backward(roots: list, root_grads: list, retain_graph: bool, create_graph
     With ``capture`` and ``accumulate=True`` (``backward(inputs=)``), run only what
     leads to those edges, accumulating into them; nothing is returned.
     """
-    if FW.pending:  # Note [When a tangent is computed]: placeholder edges go first
-        flush_tangents()
     task = _plan(roots, root_grads, capture, accumulate)
     task.retain_graph = retain_graph
     task.mode = (_tls.mode & _mode.INFERENCE) | (_GRAD_ONLY if create_graph else 0)

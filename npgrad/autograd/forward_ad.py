@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from .._forward import (FW, NO_LEVEL_MSG, check_tangent_size, drop_all_tangents, flush, has_tangent,
+from .._forward import (FW, NO_LEVEL_MSG, check_tangent_size, drop_all_tangents, has_tangent,
                         set_tangent, tangent_of)
 from .._mode import _tls, INFERENCE
 from ..utils._contextlib import _DecoratorContextManager
@@ -102,7 +102,6 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
         raise TypeError("_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
                         f"{type(tensor).__name__}")
     _check_level(level, "_fw_primal")
-    flush()
     tangent = None if _tls.mode & INFERENCE else tangent_of(tensor)
     return UnpackedDualTensor(primal_view(tensor), tangent)
 

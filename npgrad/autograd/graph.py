@@ -178,18 +178,20 @@ _NODE_BASE_SLOTS = frozenset(("_n_edges", "_fn0", "_nr0", "_fn1", "_nr1", "_edge
 
 
 def _add_saved_attributes(cls: type) -> None:
-    fields: list = []
+    fields: dict = {}  # an ordered set: slots and saved fields in definition order
     tensor_fields: set = set()
     for klass in reversed(cls.__mro__):
-        slots = klass.__dict__.get("__slots__", ())
+        if klass is Node or klass is object:  # their slots are none of them
+            continue
+        namespace = klass.__dict__
+        slots = namespace.get("__slots__", ())
         for f in ((slots,) if isinstance(slots, str) else slots):
-            if f not in _NODE_BASE_SLOTS and not f.startswith("__") and f not in fields:
-                fields.append(f)
-        for f in klass.__dict__.get("_saved_fields", ()):
-            tensor_fields.add(f)
-            if f not in fields:
-                fields.append(f)
-    names = {f.rstrip("_"): f for f in fields if f.rstrip("_")}
+            if f not in _NODE_BASE_SLOTS and not f.startswith("__"):
+                fields[f] = None
+        saved = namespace.get("_saved_fields", ())
+        tensor_fields.update(saved)
+        fields.update(dict.fromkeys(saved))
+    names = {name: f for f in fields if (name := f.rstrip("_"))}
     names.update({n[:-5] + "sym_sizes": f for n, f in names.items()
                   if n.endswith("_sizes") and not n.endswith("_sym_sizes")})
     names.update(_TORCH_SAVED_NAMES.get(cls.__name__, {}))
@@ -397,16 +399,6 @@ class Node:
     def backward(self, *grads: Any) -> tuple:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def jvp(self, tangents: list) -> list:
-        """Forward rule: output tangents from one tangent (or None) per input edge.
-
-        Derived from ``backward`` (Note [Forward rules from backward rules] in
-        ``forward_rules.py``); pointwise ops use the cheaper ``elementwise_jvp``.
-        """
-        from .forward_rules import transposed_backward_jvp
-
-        return transposed_backward_jvp(self, tangents)
-
     def needs_input_grad(self, i: int) -> bool:
         if i == 0 and self._n_edges:
             return self._fn0 is not None
@@ -497,6 +489,8 @@ class AccumulateGrad(Node):
             # torch runs them even when no gradient arrived (.grad then unchanged).
             for hook in list(extra.post_accumulate_hooks.values()):
                 result = hook(variable)
+                if isinstance(result, TensorBase):  # torch's two refusals, by the value's type
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
                 if result is not None:
                     raise TypeError(f"expected Variable, but hook returned "
                                     f"'{type(result).__name__}'")
@@ -541,7 +535,7 @@ class SavedTensor:
             self._requires_grad = tensor._requires_grad
             self._output_nr = tensor._output_nr  # which output of the node it comes back as
             extra = tensor._extra
-            if extra is not None and (extra.tangent is not None or extra.fw_pending is not None):
+            if extra is not None and extra.tangent is not None:
                 # The rebuilt output carries the tangent too (forward-over-reverse reads it);
                 # its extra, not the tensor, is kept, so still no cycle through the node.
                 self._fw_extra = extra
@@ -1133,9 +1127,7 @@ def rebuild_output(saved: Any, node: Any) -> Tensor:
         t = wrap(data, 0)
     t._vc = saved._vc
     if saved._fw_extra is not None and FW.active:
-        from .._forward import tangent_of_extra
-
-        tangent = tangent_of_extra(saved._fw_extra)
+        tangent = saved._fw_extra.tangent
         if tangent is not None:
             install_tangent(t, tangent)
     return t

@@ -14,15 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from .._ops.signature import checker, signature
+from .._ops.signature import batchable, checker, signature
+from .. import _dtype
 from .._ops import checks
 from .._ops.conv import (adaptive_avg_pool2d as _adaptive_avg_pool2d, avg_pool2d,  # noqa: F401
                          conv_nd, max_pool2d as _max_pool2d)
 from .._ops.inplace import relu_
 from .._ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                          cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
-from .._ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
-from .._ops.reduction import log_softmax as _log_softmax, softmax as _softmax
+from .._ops.pointwise import relu as _relu
+from .._ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 from .._tensor import Tensor
 from .._tensor_base import wrap
 from .._ops.activation import gelu, leaky_relu, silu  # noqa: F401
@@ -37,7 +38,8 @@ from .._ops.activation import _threshold as threshold  # noqa: F401 - torch's Py
 # functional names: shape, indexing and creation [shape]
 from .._ops.indexing import one_hot  # noqa: F401,E402
 # functional names: sorting, scans, reductions and products [sorting]
-from .._ops.reduction import cosine_similarity, normalize, pairwise_distance  # noqa: F401,E402
+from .._ops.reduction import normalize  # noqa: F401,E402
+from .._ops.distance import cosine_similarity, pairwise_distance  # noqa: F401,E402
 from .._ops.loss import (  # noqa: F401,E402
     cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, kl_div, margin_ranking_loss,
     poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
@@ -200,6 +202,7 @@ def _python_name(private: str) -> Any:
     return rename
 
 
+@batchable  # Note [Batched values] in npgrad.func._batched
 @_python_name("_max_pool2d")
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
@@ -210,6 +213,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@batchable
 @_python_name("_adaptive_max_pool2d")
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max over ``output_size`` adaptive bins of the last two dims (indices too if asked)."""
@@ -221,6 +225,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
                           input, size, input.shape[:-2])
 
 
+@batchable
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average over ``output_size`` adaptive bins of the last two dims."""
     checks.python_method(input, "size", Tensor)
@@ -237,6 +242,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
     args = (_pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding),
             _pair(stride))
     _COL2IM(input, *args)
+    _sliding_block_checks("col2im", input._data, *args)
     return _fold(input, *args)
 
 
@@ -245,9 +251,57 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     """Sliding local blocks of a ``(N, C, H, W)`` image as columns (``im2col``)."""
     args = (_pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
     _IM2COL(input, *args)
+    _sliding_block_checks("im2col", input._data, None, *args)
     return _unfold(input, *args)
 
 
+def _sliding_block_checks(kernel: str, x: np.ndarray, output_size: tuple | None,
+                          kernel_size: tuple, dilation: tuple, padding: tuple,
+                          stride: tuple) -> None:
+    """The checks of torch's ``col2im`` / ``im2col`` kernels before they compute, in their
+    order: two of each size, the sizes' signs (in each kernel's own order), the rank and no
+    empty dim but the batch (im2col reads dims 1 and 2 first, an IndexError for fewer), then
+    the dtype (integer loops neither has)."""
+    sizes = {"output_size": output_size, "kernel_size": kernel_size, "dilation": dilation,
+             "padding": padding, "stride": stride}
+    for name, value in sizes.items():
+        if value is not None and len(value) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(value)}")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    bad = {"kernel": kh <= 0 or kw <= 0, "dilation": dh <= 0 or dw <= 0,
+           "padding": ph < 0 or pw < 0, "stride": sh <= 0 or sw <= 0}
+    texts = {"kernel": f"kernel size should be greater than zero, but got kernel_height: {kh} "
+                       f"kernel_width: {kw}",
+             "dilation": f"dilation should be greater than zero, but got dilation_height: {dh} "
+                         f"dilation_width: {dw}",
+             "padding": f"padding should be non-negative, but got pad_height: {ph} "
+                        f"pad_width: {pw}",
+             "stride": f"stride should be greater than zero, but got stride_height: {sh} "
+                       f"stride_width: {sw}"}
+    order = (("kernel", "stride", "dilation", "padding") if kernel == "col2im"
+             else ("kernel", "dilation", "padding", "stride"))
+    for name in order:
+        if bad[name]:
+            raise RuntimeError(texts[name])
+    dims, ndim = x.shape, x.ndim
+    if kernel == "col2im":
+        ok = (ndim == 2 and dims[0] != 0 and dims[1] != 0) or (
+            ndim == 3 and dims[1] != 0 and dims[2] != 0)
+    else:
+        inner = checks.size_at(dims, 1) != 0 and checks.size_at(dims, 2) != 0
+        ok = (ndim == 3 and dims[0] != 0 and inner) or (ndim == 4 and inner and dims[3] != 0)
+    if not ok:
+        shape = ", ".join(map(str, dims))
+        if kernel == "col2im":
+            raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                               "batch size and non-zero dimensions for input, but got: "
+                               f"[{shape}]")
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: [{shape}]")
+    checks.not_implemented_for(f"{kernel}_out_cpu", x.dtype, "iu")
+
+
+@batchable
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
@@ -277,13 +331,22 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                           momentum, eps)
 
 
+@batchable
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims (``NativeLayerNormBackward0``)."""
     _LAYER_NORM(input, normalized_shape, weight, bias, eps, False)
+    # torch's CPU kernel: its mixed-type rule, its dtypes, then the parameters read as the
+    # input's dtype
+    d = input._data.dtype
+    params = [t._data.dtype for t in (weight, bias) if t is not None]
+    if not checks.check_mixed_dtypes(d, params):
+        checks.not_implemented_for("LayerNormKernelImpl", d, "biu")
+        checks.check_parameter_dtypes(d, params)
     return _layer_norm(input, normalized_shape, weight, bias, eps)
 
 
+@batchable
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
     """Normalize each sample over groups of ``C // num_groups`` channels."""
@@ -297,6 +360,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return _group_norm(input, num_groups, weight, bias, eps)
 
 
+@batchable
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -319,6 +383,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                       sparse)
 
 
+@batchable
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: the first half of ``dim`` times sigmoid of the second half."""
     checks.python_method(input, "dim", Tensor)
@@ -328,6 +393,26 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return _glu(input, dim)
 
 
+def sigmoid(input: Tensor) -> Tensor:
+    """torch's Python ``F.sigmoid``: the method (Note [torch's Python touching a non-Tensor]).
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.sigmoid(npgrad.tensor([0.]))
+    tensor([0.5000])
+    """
+    return input.sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:
+    """torch's Python ``F.tanh``: the method.
+
+    >>> import npgrad
+    >>> npgrad.nn.functional.tanh(npgrad.tensor([0.]))
+    tensor([0.])
+    """
+    return input.tanh()
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0) (grad_fn ``ReluBackward0``)."""
     return relu_(input) if inplace else _relu(input)
@@ -335,22 +420,27 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Tensor:
-    return _softmax(input, _legacy_dim(input, dim), dtype)
+    dim = _legacy_dim(input, dim)
+    checks.python_method(input, "softmax", Tensor, dim)  # torch calls input.softmax(dim)
+    return _softmax(input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Tensor:
-    return _log_softmax(input, _legacy_dim(input, dim), dtype)
+    dim = _legacy_dim(input, dim)
+    checks.python_method(input, "log_softmax", Tensor, dim)  # torch: input.log_softmax(dim)
+    return _log_softmax(input, dim, dtype)
 
 
 def _legacy_dim(input: Tensor, dim: int | None) -> int:
     if dim is not None:
         return dim
+    ndim = input.dim()  # torch reads it before warning
     import warnings
 
     warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call "
                   "to include dim=X as an argument.", UserWarning, stacklevel=3)
-    return 0 if input.dim() in (0, 1, 3) else 1
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 # -- linear and convolution ---------------------------------------------------------------
@@ -406,6 +496,19 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
     table = _MAX_POOL_INDICES if return_indices else _MAX_POOL
     table[1](input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
+    shape = input._data.shape
+    ndim = len(shape)
+    if ndim not in (2, 3) and return_indices:  # torch's rank check, before any other
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for max_pool1d)")
+    if not return_indices and (ndim not in (2, 3) or 0 in shape[-2:]):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           "dim batch size for input, but got:["
+                           + ", ".join(map(str, input._data.shape)) + "]")
+    if not return_indices and not input.requires_grad:
+        # torch runs its own 1-d kernel here (its other paths are max_pool2d's), which has
+        # no integer or bool loops
+        checks.not_implemented_for("max_pool1d_impl", input._data.dtype, "biu")
 
     def one(v: Any) -> Any:
         v = v[0] if isinstance(v, (list, tuple)) else v
@@ -452,9 +555,17 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
         mask = np.zeros((), dtype=x.dtype)
     else:
         noise = _dropout_noise(x.shape, p, x.dtype)
+        _check_noise_divisible(x.dtype)
         mask = noise / np.asarray(1.0 - p, dtype=x.dtype)
     mask_t = wrap(mask, 0)
     return mul_(input, mask_t) if inplace else mul(input, mask_t)
+
+
+def _check_noise_divisible(d: np.dtype) -> None:
+    """torch divides the drawn noise (of the input's dtype) in place by ``1 - p``: a float
+    result that an integer or bool noise tensor cannot hold."""
+    if not checks.is_floating(d) and d.kind != "c":
+        checks.check_castable(_dtype.get_default_dtype().np_dtype, d)
 
 
 
@@ -462,6 +573,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 
 # -- misc --------------------------------------------------------------------------------
 
+@batchable
 def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last dims (``pad`` = (left, right, top, bottom, ...)): 'constant', 'reflect',
     'replicate' or 'circular' (npgrad/_ops/resample.py)."""
@@ -504,7 +616,7 @@ def _attn_float_bias(mask: Tensor, dtype: Any) -> Tensor:
 
 def _safe_softmax(scores: Tensor) -> Tensor:
     from .._ops.pointwise import where
-    from .._ops.reduction import softmax as _sm
+    from .._ops.softmax import softmax as _sm
 
     dead = np.all(np.isneginf(scores._data), axis=-1, keepdims=True)
     if not dead.any():
@@ -960,7 +1072,7 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
     """Power-average pooling: ``(sum over window of x**p) ** (1/p)``, torch's composite."""
     from .._ops.pointwise import abs as abs_, sign
 
-    kw, kh = kernel_size if isinstance(kernel_size, (list, tuple)) else (kernel_size,) * 2
+    kw, kh = _pair(kernel_size)
     if norm_type == float("inf"):
         return _max_pool2d(abs_(input), kernel_size, stride, 0, 1, ceil_mode)
     if norm_type == -float("inf"):
@@ -993,11 +1105,15 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
         return input
     x = input._data
     lead = 2 if batched else 1
-    shape = x.shape[:lead] + (1,) * (x.ndim - lead)
     if p == 1.0:
         mask = np.zeros((), dtype=x.dtype)
     else:
-        mask = _dropout_noise(shape, p, x.dtype) / np.asarray(1.0 - p, dtype=x.dtype)
+        if x.ndim < lead:  # torch's feature noise needs the channel dims
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = x.shape[:lead] + (1,) * (x.ndim - lead)
+        noise = _dropout_noise(shape, p, x.dtype)
+        _check_noise_divisible(x.dtype)
+        mask = noise / np.asarray(1.0 - p, dtype=x.dtype)
     mask_t = wrap(mask, 0)
     return mul_(input, mask_t) if inplace else mul(input, mask_t)
 

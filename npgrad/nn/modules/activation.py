@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..._ops.pointwise import sigmoid as _sigmoid, tanh as _tanh
 from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
@@ -73,12 +74,12 @@ class SiLU(Module):
 
 class Tanh(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return F.tanh(input)
+        return _tanh(input)  # torch.tanh, as torch's module calls it
 
 
 class Sigmoid(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return F.sigmoid(input)
+        return _sigmoid(input)  # torch.sigmoid
 
 
 class Softmax(Module):

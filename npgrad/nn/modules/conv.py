@@ -16,6 +16,8 @@ _VALID_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
 
 class _ConvNd(Module):
+    # the layers define their own __init__ (torch's signatures), so that Python names the
+    # layer when it refuses an argument ("Conv2d.__init__() got an unexpected keyword ...")
     _n = 0
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
@@ -109,6 +111,12 @@ class Conv1d(_ConvNd):
 
     _n = 1
 
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+
     def forward(self, input: Tensor) -> Tensor:
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
@@ -127,6 +135,12 @@ class Conv2d(_ConvNd):
     """
 
     _n = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         if self.padding_mode != "zeros":
@@ -182,6 +196,13 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     _n = 1
 
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding,
+                         output_padding, groups, bias, dilation, padding_mode, device, dtype)
+
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
         return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups,
@@ -197,6 +218,13 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _n = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding,
+                         output_padding, groups, bias, dilation, padding_mode, device, dtype)
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,

@@ -27,18 +27,16 @@ class Flatten(Module):
 class Unflatten(Module):
     """Split dim ``dim`` into ``unflattened_size``."""
 
-    def __init__(self, dim: int | str, unflattened_size: Any) -> None:
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
         super().__init__()
-        if isinstance(dim, int):
-            if not isinstance(unflattened_size, (tuple, list)):
-                raise TypeError("unflattened_size must be tuple of ints, but found type "
-                                f"{type(unflattened_size).__name__}")
-            for idx, elem in enumerate(unflattened_size):
-                if not isinstance(elem, int):
-                    raise TypeError(f"unflattened_size must be tuple of ints, but found "
-                                    f"element of type {type(elem).__name__} at pos {idx}")
-        else:
-            raise TypeError("invalid argument type for dim parameter")
+        # torch 2.13 checks only the sizes here; a bad ``dim`` fails in forward's unflatten
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for idx, elem in enumerate(unflattened_size):
+            if not isinstance(elem, int):
+                raise TypeError(f"unflattened_size must be tuple of ints, but found "
+                                f"element of type {type(elem).__name__} at pos {idx}")
         self.dim = dim
         self.unflattened_size = unflattened_size
 

@@ -14,6 +14,8 @@ __all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "Zero
 
 
 class _PadNd(Module):
+    # each layer defines its own __init__, as torch's do: Python names the class whose
+    # __init__ refuses an argument (``ReflectionPad1d.__init__() got an unexpected ...``)
     _n = 0  # padded dims
     _mode = "constant"
 
@@ -61,11 +63,22 @@ class _ReplicationPadNd(_PadNd):
 class _CircularPadNd(_PadNd):
     _mode = "circular"
 
+    def forward(self, input: Tensor) -> Tensor:
+        # torch's circular layers check the rank themselves (a ValueError), before F.pad
+        ndim = input.dim()
+        if ndim not in (self._n + 1, self._n + 2):
+            raise ValueError(f"expected {self._n + 1}D or {self._n + 2}D input "
+                             f"(got {ndim}D input)")
+        return F.pad(input, self.padding, self._mode)
+
 
 class ConstantPad1d(_ConstantPadNd):
     """Pad the last dim with ``value`` (``padding``: an int or (left, right))."""
 
     _n = 1
+
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding, value)
 
 
 class ConstantPad2d(_ConstantPadNd):
@@ -73,15 +86,24 @@ class ConstantPad2d(_ConstantPadNd):
 
     _n = 2
 
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding, value)
+
 
 class ConstantPad3d(_ConstantPadNd):
     """Pad the last three dims with ``value``."""
 
     _n = 3
 
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding, value)
+
 
 class ZeroPad1d(_ZeroPadNd, ConstantPad1d):
     """Pad the last dim with zeros."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
 
 
 class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
@@ -92,9 +114,15 @@ class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
     ZeroPad2d((1, 1, 2, 0))
     """
 
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
+
 
 class ZeroPad3d(_ZeroPadNd, ConstantPad3d):
     """Pad the last three dims with zeros."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
 
 
 class ReflectionPad1d(_ReflectionPadNd):
@@ -102,11 +130,17 @@ class ReflectionPad1d(_ReflectionPadNd):
 
     _n = 1
 
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
+
 
 class ReflectionPad2d(_ReflectionPadNd):
     """Pad the last two dims with their reflection (the edge not repeated)."""
 
     _n = 2
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
 
 
 class ReflectionPad3d(_ReflectionPadNd):
@@ -114,11 +148,17 @@ class ReflectionPad3d(_ReflectionPadNd):
 
     _n = 3
 
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
+
 
 class ReplicationPad1d(_ReplicationPadNd):
     """Pad the last dim by repeating its edge values."""
 
     _n = 1
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
 
 
 class ReplicationPad2d(_ReplicationPadNd):
@@ -126,11 +166,17 @@ class ReplicationPad2d(_ReplicationPadNd):
 
     _n = 2
 
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
+
 
 class ReplicationPad3d(_ReplicationPadNd):
     """Pad the last three dims by repeating their edge values."""
 
     _n = 3
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
 
 
 class CircularPad1d(_CircularPadNd):
@@ -138,14 +184,23 @@ class CircularPad1d(_CircularPadNd):
 
     _n = 1
 
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
+
 
 class CircularPad2d(_CircularPadNd):
     """Pad the last two dims by wrapping around (the other end's values)."""
 
     _n = 2
 
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
+
 
 class CircularPad3d(_CircularPadNd):
     """Pad the last three dims by wrapping around (the other end's values)."""
 
     _n = 3
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)

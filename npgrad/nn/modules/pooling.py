@@ -68,18 +68,22 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
-    """Average over ``output_size`` adaptive bins (output_size 1 is a global average pool)."""
-
+class _AdaptiveAvgPoolNd(Module):
+    # one __init__ for the 1-d and 2-d layers, as torch's (which Python then names when it
+    # refuses an argument: "_AdaptiveAvgPoolNd.__init__() got an unexpected keyword ...")
     def __init__(self, output_size: Any) -> None:
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
-
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """Average over ``output_size`` adaptive bins (output_size 1 is a global average pool)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(input, self.output_size)
 
 
 class AvgPool1d(Module):
@@ -107,18 +111,11 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool1d(Module):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Average over ``output_size`` adaptive bins of ``(N, C, L)`` inputs."""
-
-    def __init__(self, output_size: Any) -> None:
-        super().__init__()
-        self.output_size = output_size
 
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool1d(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
 
 class _AdaptiveMaxPoolNd(Module):
