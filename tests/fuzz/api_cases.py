@@ -143,7 +143,10 @@ def resolver(target: str) -> Callable[[Any, tuple, dict], Any]:
     (functions) or ``Tensor.add`` (a method of the first argument)."""
     space, _, name = target.partition(".")
     if space == "Tensor":
-        return lambda mod, args, kwargs: getattr(args[0], name)(*args[1:], **kwargs)
+        # Through the class, as ``t.abs(1)`` runs: CPython calls the method unbound there, and
+        # torch's texts then name ``TensorBase.abs()``; a bound method fetched first
+        # (``getattr(t, "abs")(1)``) would make torch say ``Tensor.abs()`` instead.
+        return lambda mod, args, kwargs: getattr(type(args[0]), name)(*args, **kwargs)
     path = {"torch": (), "F": ("nn", "functional"), "linalg": ("linalg",),
             "special": ("special",)}[space]
 
