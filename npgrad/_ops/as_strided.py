@@ -115,9 +115,9 @@ def _strided(data: np.ndarray, size: tuple, stride: tuple, storage_offset: Any,
     item = data.itemsize
     offset = self_geometry[2] if storage_offset is None else storage_offset
     raw = flat_bytes(root)
-    out = np.ndarray(size, dtype=data.dtype,
-                     buffer=raw[:root.nbytes // item * item].view(data.dtype),
-                     offset=offset * item, strides=tuple(s * item for s in stride))
+    out: np.ndarray = np.ndarray(size, dtype=data.dtype,
+                                 buffer=raw[:root.nbytes // item * item].view(data.dtype),
+                                 offset=offset * item, strides=tuple(s * item for s in stride))
     if not data.flags.writeable:
         out.flags.writeable = False
     return out
