@@ -956,15 +956,20 @@ def _clamp_forward(d: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
     return d.copy() if out is d else out
 
 
-def _clamp_derivative(grad: Tensor, x: Tensor, lo: Any, hi: Any) -> Tensor:
-    """The gradient passes where ``min <= x <= max``."""
+def _clamp_in_range(x: Tensor, lo: Any, hi: Any) -> Tensor:
+    """Where ``min <= x <= max`` (numbers or tensors; one bound at least is given)."""
     mask = None
     if lo is not None:
         mask = x >= lo
     if hi is not None:
         upper = x <= hi
         mask = upper if mask is None else mask & upper
-    return where(mask, grad, 0.0)
+    return mask  # type: ignore[return-value]
+
+
+def _clamp_derivative(grad: Tensor, x: Tensor, lo: Any, hi: Any) -> Tensor:
+    """The gradient passes where ``min <= x <= max``."""
+    return where(_clamp_in_range(x, lo, hi), grad, 0.0)
 
 
 CLAMP_SCALAR = Pointwise(
@@ -988,14 +993,6 @@ CLAMP_MAX_SCALAR = Pointwise(
 
 # clamp with tensor bounds (either may be None): torch's ``clamp.Tensor``, three inputs.
 # When min > max the result is max everywhere, so max takes all the gradient there.
-def _clamp_in_range(x: Tensor, lo: Tensor | None, hi: Tensor | None) -> Tensor:
-    mask = None
-    if lo is not None:
-        mask = x >= lo
-    if hi is not None:
-        upper = x <= hi
-        mask = upper if mask is None else mask & upper
-    return mask  # type: ignore[return-value]  # (one bound at least is given)
 
 
 def _clamp_self_grad(grad: Tensor, self: Tensor, min: Tensor | None,

@@ -586,17 +586,8 @@ class Signature:
         if self.varargs_int_list and len(args) > 1:
             self._check_int_ranges(args, kwargs)
             return _as_ints(args), kwargs  # the ints as separate arguments: view(3, 2)
-        nargs = len(args)
-        convert = False
-        for k, param in self._int_positions:
-            if k < nargs:
-                convert = self._check_int(param, args[k]) or convert
+        convert, convert_kw = self._check_int_ranges(args, kwargs)
         names = self._int_names
-        convert_kw = False
-        for key, value in kwargs.items():
-            named = names.get(key)
-            if named is not None:
-                convert_kw = self._check_int(named, value) or convert_kw
         if convert:
             args = tuple(_as_int_value(a) if _int_kind(p) else a
                          for p, a in zip(self.positional, args)) + args[len(self.positional):]
@@ -622,14 +613,20 @@ class Signature:
             return False
         return _int_kind(param) and _needs_int(obj)
 
-    def _check_int_ranges(self, args: tuple, kwargs: dict) -> None:
-        """``_check_int`` over every argument bound to an int or Scalar parameter."""
+    def _check_int_ranges(self, args: tuple, kwargs: dict) -> tuple[bool, bool]:
+        """``_check_int`` over every argument bound to an int or Scalar parameter: whether a
+        positional and whether a keyword argument needs turning into a Python int."""
+        nargs = len(args)
+        convert = convert_kw = False
         for k, param in self._int_positions:
-            if k < len(args):
-                self._check_int(param, args[k])
+            if k < nargs:
+                convert = self._check_int(param, args[k]) or convert
+        names = self._int_names
         for key, value in kwargs.items():
-            if key in self._int_names:
-                self._check_int(self._int_names[key], value)
+            named = names.get(key)
+            if named is not None:
+                convert_kw = self._check_int(named, value) or convert_kw
+        return convert, convert_kw
 
     def unpack(self, args: tuple, kwargs: dict) -> None:
         """The element checks torch runs when it unpacks a bound int list."""
