@@ -2271,7 +2271,9 @@ if not TYPE_CHECKING:
         keeps its own dtype; anything else gives NotImplemented."""
         from ._creation import scalar_tensor_like
 
-        def dunder(self: Any, other: Any) -> Any:
+        def dunder(self: Any, other: Any = None, *rest: Any, **bogus: Any) -> Any:
+            if rest or bogus:  # Note [Operators give NotImplemented]
+                return NotImplemented
             if isinstance(other, Tensor):
                 return op(other, self)
             if isinstance(other, (int, float, complex, np.number, np.bool_)):

@@ -273,8 +273,10 @@ def binary_operator(cls: Any, ufunc: Any, fallback: Any, bool_ok: bool = True) -
     # full path.  The operators are built after npgrad._tensor binds it.
     exact = _tensor_base.TENSOR
 
-    def operator(self: Any, other: Any) -> Any:
-        if type(self) is not exact or FW.active:
+    def operator(self: Any, other: Any = None, *rest: Any, **bogus: Any) -> Any:
+        if rest or bogus or type(self) is not exact or FW.active:
+            if rest or bogus:  # a direct call's wrong arguments (Note [Operators give NotImplemented])
+                return NotImplemented
             return fallback(self, other)
         ad = self._data
         kind = type(other)
