@@ -1135,16 +1135,13 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
             return vector_norm(input, 2, dims, keepdim, dtype=dtype)
-        if p not in ("fro", "nuc"):  # matrix_norm's first check
-            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        # the nuclear norm, or an error: torch hands the rest to linalg.matrix_norm, over
+        # all the dims when none are given (linalg loads on first use, Note in its module)
+        from . import linalg
+
         if dims is None:
             dims = list(range(input._data.ndim))
-        if len(dims) != 2:
-            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
-                               + " ".join(str(d) for d in dims))
-        if p == "nuc":
-            raise NotImplementedError("npgrad does not implement the nuclear norm")
-        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        return linalg.matrix_norm(input, p, dims, keepdim, dtype=dtype)
     return vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
 
 
