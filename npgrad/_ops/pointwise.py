@@ -218,8 +218,9 @@ MUL = PointwiseBinary(
 MulBackward0 = MUL.node
 
 
-@signature("mul(Tensor input, Tensor other, *, Tensor out=None)",
-           "mul(Tensor input, Scalar other, *, Tensor out=None)")
+# torch binds only mul.Tensor in Python (its Tensor parameter takes numbers too), so a wrong
+# argument gets that one overload's own error, not the "invalid combination" listing
+@signature("mul(Tensor input, Tensor other, *, Tensor out=None)")
 def mul(input: Any, other: Any) -> Tensor:
     """Elementwise product (grad_fn ``MulBackward0``).
 
