@@ -4,7 +4,8 @@ NotImplemented, so Python answers as it does for torch's tensors.
 Note [Operators give NotImplemented]
 torch's Tensor operators turn the TypeError of an operand their op refuses into
 ``NotImplemented``, and so a direct call with a wrong argument count or a keyword
-(``t.__add__()``, ``t.__add__(a, b)``, ``t.__add__(a, bogus=1)``) gives NotImplemented too.
+(``t.__add__()``, ``t.__add__(a, b)``, ``t.__add__(a, bogus=1)``) gives NotImplemented too
+(a missing operand defaults to None, which no operator takes).
 Python then tries the other operand's reflected method and, failing
 that, raises its own error or answers for itself: ``t == None`` is ``False`` and ``t != None``
 ``True`` (identity), ``t / "x"`` raises "unsupported operand type(s) for /: 'Tensor' and
@@ -25,9 +26,6 @@ else:  # Note [Tensor base and Tensor] in npgrad._tensor_base
     from .._tensor_base import TensorBase as Tensor
 from ._core import OPERAND_TYPES  # tensors, Python and NumPy numbers, NumPy arrays (as tensors)
 
-# A direct call ``t.__add__()`` finds no operand: the default, which no op takes.
-_MISSING = object()
-
 TENSOR_TYPES = (Tensor, np.ndarray)  # for ops whose signature takes tensors only (matmul)
 
 
@@ -43,7 +41,7 @@ def _as_operand(other: Any) -> Any:
 def operator(op: Callable[[Any, Any], Any], name: str,
              operands: tuple = OPERAND_TYPES) -> Callable[[Any, Any], Any]:
     """The Tensor method ``name`` (``"__truediv__"``) running ``op(self, other)``."""
-    def dunder(self: Any, other: Any = _MISSING, *rest: Any, **bogus: Any) -> Any:
+    def dunder(self: Any, other: Any = None, *rest: Any, **bogus: Any) -> Any:
         if rest or bogus:
             return NotImplemented
         if isinstance(other, Tensor) or (isinstance(other, operands)
@@ -62,7 +60,7 @@ def operator(op: Callable[[Any, Any], Any], name: str,
 def reflected_operator(op: Callable[[Any, Any], Any], name: str,
                        operands: tuple = OPERAND_TYPES) -> Callable[[Any, Any], Any]:
     """The reflected method ``name`` (``"__rpow__"``) running ``op(other, self)``."""
-    def dunder(self: Any, other: Any = _MISSING, *rest: Any, **bogus: Any) -> Any:
+    def dunder(self: Any, other: Any = None, *rest: Any, **bogus: Any) -> Any:
         if isinstance(other, operands) and not (rest or bogus):
             return op(_as_operand(other), self)
         return NotImplemented
